@@ -1,0 +1,218 @@
+"""The canonical workload table and its validation.
+
+One row per task (a task may have several identical ``instances``). Required columns:
+``job_id, task_id, submit_time, duration, cpu, mem``. Optional columns and defaults are
+in :data:`OPTIONAL_COLUMNS`. ``parents`` lists task_ids of the same job separated by ``;``.
+
+Every reader in :mod:`schedlab.workload.traces` produces this table, and
+:func:`normalize_workload` is the single place that checks it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from schedlab.errors import InputError
+
+__all__ = ["REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "WORKLOAD_COLUMNS",
+           "normalize_workload", "read_workload_table", "workload_to_file"]
+
+REQUIRED_COLUMNS: tuple[str, ...] = ("job_id", "task_id", "submit_time", "duration", "cpu", "mem")
+#: column -> default; ``None`` means "copy the request" (usage defaults to the request).
+OPTIONAL_COLUMNS: dict[str, object] = {
+    "instances": 1, "priority": 0, "parents": "",
+    "cpu_used": None, "mem_used": None,
+    "disk": 0.0, "net": 0.0, "disk_used": None, "net_used": None,
+    "deadline": np.nan, "stage": "", "queue": "default",
+}
+WORKLOAD_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + tuple(OPTIONAL_COLUMNS)
+_NUMERIC_NONNEG = ("duration", "cpu", "mem", "cpu_used", "mem_used", "disk", "net",
+                   "disk_used", "net_used")
+
+
+def _first_bad(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _to_float(df: pd.DataFrame, col: str, source: str, row_offset: int,
+              *, allow_missing: bool) -> np.ndarray:
+    raw = df[col]
+    if pd.api.types.is_numeric_dtype(raw):
+        values = raw.astype(float)
+    else:
+        values = pd.to_numeric(raw, errors="coerce")
+        bad = (values.isna() & raw.notna() & (raw.astype(str).str.strip() != "")).to_numpy()
+        if bad.any():
+            i = _first_bad(bad)
+            raise InputError(f"value {raw.iloc[i]!r} is not a number", file=source,
+                             row=i + row_offset, column=col, expected="a number")
+    arr = values.to_numpy(dtype=float)
+    if not allow_missing and np.isnan(arr).any():
+        i = _first_bad(np.isnan(arr))
+        raise InputError("value is missing", file=source, row=i + row_offset, column=col,
+                         expected="a number")
+    return arr
+
+
+def normalize_workload(df: pd.DataFrame, *, source: str = "<workload>",
+                       row_offset: int = 2) -> pd.DataFrame:
+    """Check a workload table and return it with every canonical column, typed.
+
+    Raises :class:`InputError` naming the file, row and column of the first problem.
+    ``row_offset`` turns a 0-based frame position into the row the user sees
+    (2 for a CSV file with a header line, 1 for Parquet). Nothing is dropped: a row
+    that cannot be used is an error.
+    """
+    df = df.reset_index(drop=True)
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"missing required column(s) {missing}; found {list(df.columns)}",
+                         file=source, expected="columns " + ", ".join(REQUIRED_COLUMNS))
+    if len(df) == 0:
+        raise InputError("the workload has no rows", file=source)
+    out = pd.DataFrame(index=df.index)
+    for col in ("job_id", "task_id"):
+        s = df[col]
+        if s.isna().any():
+            i = _first_bad(s.isna().to_numpy())
+            raise InputError("value is missing", file=source, row=i + row_offset, column=col,
+                             expected="an id")
+        out[col] = s.astype(str)
+    submit = _to_float(df, "submit_time", source, row_offset, allow_missing=False)
+    if not np.isfinite(submit).all():
+        i = _first_bad(~np.isfinite(submit))
+        raise InputError(f"submit_time {submit[i]} is not finite", file=source,
+                         row=i + row_offset, column="submit_time", expected="a finite time in seconds")
+    out["submit_time"] = submit
+    for col in ("duration", "cpu", "mem"):
+        out[col] = _to_float(df, col, source, row_offset, allow_missing=False)
+    for col, default in OPTIONAL_COLUMNS.items():
+        if col in ("parents", "stage", "queue"):
+            if col in df.columns:
+                out[col] = df[col].fillna(default).astype(str).replace("nan", default)
+            else:
+                out[col] = default
+            continue
+        if col in df.columns:
+            arr = _to_float(df, col, source, row_offset, allow_missing=True)
+            if default is None:
+                base = out[col.removesuffix("_used")].to_numpy()
+                arr = np.where(np.isnan(arr), base, arr)
+            elif not (isinstance(default, float) and np.isnan(default)):
+                arr = np.where(np.isnan(arr), float(default), arr)
+            out[col] = arr
+        elif default is None:
+            out[col] = out[col.removesuffix("_used")].to_numpy()
+        else:
+            out[col] = default
+    # re-derive *_used for disk/net after their requests were filled
+    for res in ("disk", "net"):
+        if f"{res}_used" not in df.columns:
+            out[f"{res}_used"] = out[res]
+    for col in _NUMERIC_NONNEG:
+        arr = out[col].to_numpy(dtype=float)
+        if (arr < 0).any():
+            i = _first_bad(arr < 0)
+            raise InputError(f"negative value {arr[i]:g}", file=source, row=i + row_offset,
+                             column=col, expected="a value >= 0")
+        if not np.isfinite(arr).all():
+            i = _first_bad(~np.isfinite(arr))
+            raise InputError(f"value {arr[i]} is not finite", file=source, row=i + row_offset,
+                             column=col, expected="a finite number")
+    inst = out["instances"].to_numpy(dtype=float)
+    bad = (inst < 1) | (inst != np.round(inst))
+    if bad.any():
+        i = _first_bad(bad)
+        raise InputError(f"instances {inst[i]:g} is not a whole number >= 1", file=source,
+                         row=i + row_offset, column="instances", expected="an integer >= 1")
+    out["instances"] = inst.astype(np.int64)
+    prio = out["priority"].to_numpy(dtype=float)
+    bad = prio != np.round(prio)
+    if bad.any():
+        i = _first_bad(bad)
+        raise InputError(f"priority {prio[i]:g} is not a whole number", file=source,
+                         row=i + row_offset, column="priority", expected="an integer")
+    out["priority"] = prio.astype(np.int64)
+    dup = out.duplicated(["job_id", "task_id"]).to_numpy()
+    if dup.any():
+        i = _first_bad(dup)
+        raise InputError(f"task {out['task_id'].iloc[i]!r} of job {out['job_id'].iloc[i]!r} "
+                         "appears twice", file=source, row=i + row_offset, column="task_id",
+                         expected="unique (job_id, task_id) pairs")
+    _check_parents(out, source, row_offset)
+    return out[list(WORKLOAD_COLUMNS)]
+
+
+def _check_parents(out: pd.DataFrame, source: str, row_offset: int) -> None:
+    has = out["parents"].to_numpy() != ""
+    if not has.any():
+        return
+    known = set(zip(out["job_id"].to_numpy(), out["task_id"].to_numpy()))
+    jobs = out["job_id"].to_numpy()
+    tasks = out["task_id"].to_numpy()
+    children: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    indeg: dict[tuple[str, str], int] = {}
+    for i in np.flatnonzero(has):
+        job = jobs[i]
+        for p in str(out["parents"].iat[i]).split(";"):
+            p = p.strip()
+            if not p:
+                continue
+            if (job, p) not in known:
+                raise InputError(f"parent {p!r} is not a task of job {job!r}", file=source,
+                                 row=int(i) + row_offset, column="parents",
+                                 expected="task_ids of the same job separated by ';'")
+            if p == tasks[i]:
+                raise InputError("a task cannot be its own parent", file=source,
+                                 row=int(i) + row_offset, column="parents")
+            children.setdefault((job, p), []).append((job, tasks[i]))
+            indeg[(job, tasks[i])] = indeg.get((job, tasks[i]), 0) + 1
+    # Kahn's algorithm restricted to tasks that take part in an edge
+    nodes = set(children) | set(indeg)
+    ready = [n for n in nodes if indeg.get(n, 0) == 0]
+    seen = 0
+    while ready:
+        n = ready.pop()
+        seen += 1
+        for c in children.get(n, ()):
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                ready.append(c)
+    if seen != len(nodes):
+        stuck = sorted(n for n in nodes if indeg.get(n, 0) > 0)[0]
+        pos = int(np.flatnonzero((jobs == stuck[0]) & (tasks == stuck[1]))[0])
+        raise InputError(f"job {stuck[0]!r} has a dependency cycle through task {stuck[1]!r}",
+                         file=source, row=pos + row_offset, column="parents",
+                         expected="a DAG")
+
+
+def read_workload_table(path: str | Path) -> pd.DataFrame:
+    """Read a canonical workload from CSV (optionally .gz) or Parquet and validate it."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("file not found", file=str(p))
+    if p.suffix == ".parquet":
+        try:
+            df = pd.read_parquet(p)
+        except Exception as exc:
+            raise InputError(f"cannot read as Parquet: {exc}", file=str(p)) from None
+        return normalize_workload(df, source=str(p), row_offset=1)
+    try:
+        df = pd.read_csv(p, dtype={"job_id": str, "task_id": str, "parents": str,
+                                   "stage": str, "queue": str}, keep_default_na=True)
+    except pd.errors.ParserError as exc:
+        raise InputError(f"malformed CSV: {exc}", file=str(p)) from None
+    except Exception as exc:
+        raise InputError(f"cannot read as CSV: {exc}", file=str(p)) from None
+    return normalize_workload(df, source=str(p), row_offset=2)
+
+
+def workload_to_file(df: pd.DataFrame, path: str | Path) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if p.suffix == ".parquet":
+        df.to_parquet(p, index=False)
+    else:
+        df.to_csv(p, index=False)
