@@ -1,0 +1,172 @@
+"""The read-only view of the cluster that policies decide on.
+
+Arrays are read-only numpy views of the engine's state (cheap: nothing is copied), so a
+policy can neither change the cluster behind the engine's back nor pay for deep copies.
+Arrays index the machine first, then the resource (see :data:`RESOURCES`).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from schedlab.cluster.state import FREE, RUNNING
+from schedlab.cluster.spec import RESOURCES
+
+if TYPE_CHECKING:
+    from schedlab.engine.simulation import Simulation
+    from schedlab.policies.base import Trigger
+
+__all__ = ["ClusterView", "RunningGroups"]
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.setflags(write=False)
+    return v
+
+
+class RunningGroups:
+    """Struct-of-arrays snapshot of running (and starting) groups."""
+
+    __slots__ = ("gid", "task", "machine", "count", "start_time", "alloc_time", "opportunistic",
+                 "sticky", "running", "attempt", "v_progress")
+
+    def __init__(self, sim: "Simulation") -> None:
+        G = sim.groups
+        ids = np.flatnonzero(G.state != FREE)
+        self.gid = ids
+        self.task = G.task[ids]
+        self.machine = G.machine[ids]
+        self.count = G.count[ids]
+        self.start_time = G.start_time[ids]
+        self.alloc_time = G.alloc_time[ids]
+        self.opportunistic = G.cls[ids].astype(bool)
+        self.sticky = G.sticky[ids].astype(bool)
+        self.running = G.state[ids] == RUNNING
+        self.attempt = G.attempt[ids]
+
+    def __len__(self) -> int:
+        return len(self.gid)
+
+
+class ClusterView:
+    """What a policy may see at a decision point.
+
+    Static inputs: ``cluster`` (:class:`ClusterSpec`) and ``workload``
+    (:class:`Workload`). Dynamic state: the properties below, all read-only.
+    """
+
+    resources = RESOURCES
+
+    def __init__(self, sim: "Simulation") -> None:
+        self._sim = sim
+        self._trigger: "Trigger | None" = None
+        self.cluster = sim.spec
+        self.workload = sim.w
+        s = sim
+        self.capacity = _ro(s.capacity)
+        self.speed = _ro(s.speed)
+        self.alive = _ro(s.alive)
+        self.allocated = _ro(s.allocated)
+        self.opportunistic_allocated = _ro(s.opp_allocated)
+        self.reserved = _ro(s.reserved)
+        self.used = _ro(s.used)
+        self.contention_factor = _ro(s.factor)
+        self.queue_length = _ro(s.queue_length)
+        self.pending = _ro(s.pending)
+        self.running_count = _ro(s.running)
+        self.completed = _ro(s.completed)
+        self.ended = _ro(s.ended)
+        self.ready_time = _ro(s.ready_time)
+        self.first_start = _ro(s.first_start)
+        self.job_allocated = _ro(s.job_alloc)
+        self.queue_allocated = _ro(s.queue_alloc)
+        self.unfinished_parents = _ro(s.unfinished_parents)
+
+    # -- time and trigger -------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self._sim.now
+
+    @property
+    def trigger(self) -> "Trigger":
+        return self._trigger
+
+    @property
+    def heartbeat_machine(self) -> int | None:
+        """In heartbeat mode, the node whose heartbeat this is (regular placements go there)."""
+        return self._sim._heartbeat_machine
+
+    # -- derived arrays ------------------------------------------------------
+    def free(self) -> np.ndarray:
+        """Capacity left for regular placements (dead machines have none). A new array."""
+        s = self._sim
+        f = s.capacity - s.allocated - s.reserved
+        slots = s.allocated[:, -1] + s.opp_allocated[:, -1]
+        f[:, -1] = s.capacity[:, -1] - slots
+        f[~s.alive] = 0.0
+        return f
+
+    def idle(self) -> np.ndarray:
+        """Physically unused capacity (capacity minus actual usage); dead machines have none."""
+        s = self._sim
+        f = s.capacity - s.used
+        f[~s.alive] = 0.0
+        return f
+
+    def pending_tasks(self) -> np.ndarray:
+        """Tasks with pending instances, in order of first readiness (FIFO)."""
+        s = self._sim
+        head = s._ready_head
+        order = s.ready_order
+        pend = s.pending
+        ended = s.ended
+        inst = s.w.instances
+        # skip the prefix of tasks that can never be pending again
+        while head < s.n_ready and ended[order[head]] == inst[order[head]]:
+            head += 1
+        s._ready_head = head
+        window = order[head:s.n_ready]
+        return window[pend[window] > 0]
+
+    def running_groups(self) -> RunningGroups:
+        return RunningGroups(self._sim)
+
+    def groups_on(self, machine: int) -> list[int]:
+        return sorted(self._sim.groups_on[machine])
+
+    def group_progress(self, gid: int) -> float:
+        """Nominal seconds of work done by a running group."""
+        s = self._sim
+        G = s.groups
+        m, c = int(G.machine[gid]), int(G.cls[gid])
+        if G.state[gid] != RUNNING:
+            return 0.0
+        v = s.vclock[m, c] + (s.now - s.vclock_time[m, c]) * s.rate[m, c]
+        return float(v - G.v_start[gid])
+
+    def group_remaining(self, gid: int) -> float:
+        """Nominal seconds of work left for a running group."""
+        s = self._sim
+        G = s.groups
+        if G.state[gid] != RUNNING:
+            return float(G.work[gid])
+        return float(G.work[gid]) - self.group_progress(gid)
+
+    def node_queue(self, machine: int) -> list[tuple[int, int, float, bool]]:
+        """Entries of a node-local queue as (task, count, enqueue_time, opportunistic)."""
+        return [(e.task, len(e.ids), e.enqueue_time, e.opportunistic)
+                for e in self._sim.node_queue[machine]]
+
+    def evictions_of(self, task: int) -> np.ndarray:
+        """Attempts so far of each instance of ``task`` (evictions/kills that requeued it)."""
+        s = self._sim
+        w = s.w
+        return s.attempts[w.inst_offset[task]:w.inst_offset[task + 1]].copy()
+
+    def requeued_attempts(self, task: int) -> list[int]:
+        """Attempt counts of the requeued pending instances of ``task``."""
+        s = self._sim
+        base = int(s.w.inst_offset[task])
+        return [int(s.attempts[base + i]) for i in s.requeued.get(task, [])]

@@ -1,0 +1,960 @@
+"""The discrete-event simulation loop.
+
+Time is a float in seconds. Events at one instant are handled in a fixed order (see
+:mod:`schedlab.engine.events`), then the policy is asked once for decisions.
+
+Progress model: every machine has two *virtual clocks*, one for regular and one for
+opportunistic work. A clock advances at ``speed * f`` per second, where ``f <= 1`` is the
+contention factor of its class: the share of the bottleneck compressible resource
+(cpu, disk, net) the class can use. A group started at virtual time ``v`` with ``w``
+nominal seconds of work finishes when the clock reaches ``v + w``. Without
+over-subscription ``f`` is always 1, so durations are exact. With it, all tasks of a
+class on a machine slow down by the same factor (processor sharing), and a rate change
+costs O(log n) instead of O(n).
+
+The engine never imports policies: it talks to any object with the
+:class:`~schedlab.policies.base.Policy` interface.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from schedlab.cluster.spec import COMPRESSIBLE, R_CPU, R_MEM, R_SLOTS, RESOURCES, ClusterSpec
+from schedlab.cluster.state import FREE, RUNNING, STARTING, GroupTable
+from schedlab.engine import events as ev
+from schedlab.engine.config import EngineConfig
+from schedlab.errors import InputError
+from schedlab.policies.base import (Dequeue, Drop, Enqueue, Place, Preempt, Promote, Reserve,
+                                    Status, Trigger, Unreserve)
+from schedlab.workload.job import Workload
+
+if TYPE_CHECKING:
+    from schedlab.policies.base import Policy
+
+__all__ = ["Simulation", "OUTCOMES", "FINAL_NAMES"]
+
+#: Attempt outcomes, as stored in records (index = code).
+OUTCOMES = ("completed", "preempted", "evicted", "killed", "failed", "dropped")
+OUT_COMPLETED, OUT_PREEMPTED, OUT_EVICTED, OUT_KILLED, OUT_FAILED, OUT_DROPPED = range(6)
+_OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
+#: Final state of an instance.
+FINAL_NAMES = ("unfinished", "completed", "dropped", "failed")
+FIN_NONE, FIN_COMPLETED, FIN_DROPPED, FIN_FAILED = range(4)
+
+_EPS = 1e-9
+_NR = len(RESOURCES)
+
+
+@dataclass(slots=True)
+class QueueEntry:
+    task: int
+    ids: list[int]
+    enqueue_time: float
+    opportunistic: bool
+
+
+class Simulation:
+    """One run of one policy on one workload and cluster.
+
+    Use :func:`schedlab.simulate` for the usual case; this class gives step control
+    (``run_until``, ``run_until_drained``) and machine failures for tests and notebooks.
+    """
+
+    def __init__(self, workload: Workload, cluster: ClusterSpec, policy: "Policy", *,
+                 seed: int = 0, config: EngineConfig | None = None,
+                 progress: Callable[[float], None] | None = None) -> None:
+        self.w = workload
+        self.spec = cluster
+        self.policy = policy
+        self.config = config or EngineConfig()
+        self.seed = seed
+        self._progress = progress
+        self._check_fits()
+        T, M = workload.n_tasks, cluster.n_machines
+        self.now = 0.0
+        self.events = ev.EventQueue()
+        # --- machines -------------------------------------------------------
+        self.capacity = cluster.capacity.copy()
+        self.speed = cluster.speed.copy()
+        self.alive = cluster.add_time <= 0.0
+        self.allocated = np.zeros((M, _NR))
+        self.opp_allocated = np.zeros((M, _NR))
+        self.reserved = np.zeros((M, _NR))
+        self.reservations: dict[tuple[int, int], np.ndarray] = {}
+        self.class_usage = np.zeros((M, 2, _NR))   # nominal usage of running groups by class
+        self.used = np.zeros((M, _NR))             # actual usage after contention
+        self.vclock = np.zeros((M, 2))
+        self.vclock_time = np.zeros((M, 2))
+        self.rate = np.repeat(self.speed[:, None], 2, axis=1).astype(float)
+        self.factor = np.ones((M, 2))
+        self.heaps: list[list[list[tuple[float, int, int]]]] = [[[], []] for _ in range(M)]
+        self.next_due = np.full((M, 2), np.inf)
+        self.due_version = np.zeros((M, 2), dtype=np.int64)
+        self.groups_on: list[set[int]] = [set() for _ in range(M)]
+        self.node_queue: list[deque[QueueEntry]] = [deque() for _ in range(M)]
+        self.queue_length = np.zeros(M, dtype=np.int64)
+        self._dirty: set[int] = set()
+        # time-weighted per-machine integrals
+        self.machine_touch = np.zeros(M)
+        self.area_alloc = np.zeros((M, _NR))
+        self.area_used = np.zeros((M, _NR))
+        self.area_alive = np.zeros(M)
+        # --- tasks ----------------------------------------------------------
+        self.pending = np.zeros(T, dtype=np.int64)
+        self.running = np.zeros(T, dtype=np.int64)
+        self.ended = np.zeros(T, dtype=np.int64)      # instances with a final outcome
+        self.completed = np.zeros(T, dtype=np.int64)
+        self.fresh_next = np.zeros(T, dtype=np.int64)
+        self.requeued: dict[int, list[int]] = {}
+        self.unfinished_parents = np.diff(workload.parent_ptr).astype(np.int64)
+        self.submitted = np.zeros(T, dtype=bool)
+        self.ready_time = np.full(T, np.nan)
+        self.first_start = np.full(T, np.nan)
+        self.end_time = np.full(T, np.nan)
+        self.ready_order = np.zeros(max(T, 1), dtype=np.int64)
+        self.n_ready = 0
+        self._ready_head = 0
+        n_inst = workload.n_instances
+        self.attempts = np.zeros(n_inst, dtype=np.int32)
+        self.final = np.zeros(n_inst, dtype=np.int8)
+        self.remaining_work: dict[int, float] = {}
+        J = workload.n_jobs
+        self.job_alloc = np.zeros((J, _NR))
+        self.job_tasks_left = np.diff(workload.job_tasks_ptr).astype(np.int64)
+        self.job_end = np.full(J, np.nan)
+        self.queue_alloc = np.zeros((max(len(workload.queue_names), 1), _NR))
+        self.groups = GroupTable(1024)
+        # --- records --------------------------------------------------------
+        self.rec: list[tuple] = []     # attempt rows (see metrics.records.ATTEMPT_FIELDS)
+        self.rejections: list[tuple[float, str, str, str]] = []
+        self.rejection_counts: dict[str, int] = {}
+        self.wasted_cpu_seconds = 0.0
+        self.counters: dict[str, int] = {"evictions": 0, "preemptions": 0, "kills": 0,
+                                         "failures": 0, "drops": 0, "decisions": 0,
+                                         "actions_applied": 0, "actions_rejected": 0}
+        self.level_buf = np.zeros((4096, 1 + 3 * _NR))
+        self.n_levels = 0
+        self.samples_t: list[float] = []
+        self.samples_used: list[np.ndarray] = []
+        self.samples_alloc: list[np.ndarray] = []
+        self.tot_alloc = np.zeros(_NR)
+        self.tot_used = np.zeros(_NR)
+        self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
+        self._arrivals_left = 0
+        self._idle_rounds = 0
+        self._pending_total = 0
+        self._queued_total = 0
+        self._starting = 0
+        self._trigger = Trigger()
+        self._heartbeat_machine: int | None = None
+        self._stuck = False
+        self.first_submit = float(workload.submit_time.min()) if T else 0.0
+        from schedlab.cluster.view import ClusterView
+        self.view = ClusterView(self)
+        self._schedule_initial()
+        rng = np.random.default_rng(np.random.SeedSequence(seed))
+        policy.reset(cluster, workload, rng)
+        self._timer_names = list(policy.timers().items())
+        for k, (name, period) in enumerate(self._timer_names):
+            if period <= 0:
+                msg = f"policy timer {name!r} has period {period}; it must be > 0"
+                raise ValueError(msg)
+            self.events.push(self.first_submit + period, ev.TIMER, k)
+
+    # ------------------------------------------------------------------ setup
+    def _check_fits(self) -> None:
+        w, cap = self.w, self.spec.capacity
+        if w.n_tasks == 0:
+            return
+        # a task fits if some machine can hold one instance on every resource
+        fits = np.zeros(w.n_tasks, dtype=bool)
+        for m_cap in np.unique(cap, axis=0):
+            fits |= (w.request <= m_cap[None, :] + _EPS).all(axis=1)
+        if not fits.all():
+            t = int(np.flatnonzero(~fits)[0])
+            worst = int(np.argmax(w.request[t] / np.maximum(cap.max(axis=0), 1e-300)))
+            msg = (f"task {w.task_ids[t]!r} of job {w.job_ids[w.job[t]]!r} requests "
+                   f"{RESOURCES[worst]} {w.request[t, worst]:g} per instance, but no machine "
+                   f"can hold it (largest {RESOURCES[worst]} is {cap[:, worst].max():g})")
+            raise InputError(msg, file=w.source, row=t + w.row_offset, column=RESOURCES[worst],
+                             expected="a request that fits on at least one machine")
+
+    def _schedule_initial(self) -> None:
+        w = self.w
+        if w.n_tasks:
+            order = np.argsort(w.submit_time, kind="stable")
+            times = w.submit_time[order]
+            cuts = np.flatnonzero(np.diff(times)) + 1
+            self._arrival_batches = np.split(order, cuts)
+            for b, batch in enumerate(self._arrival_batches):
+                self.events.push(float(w.submit_time[batch[0]]), ev.ARRIVAL, b)
+            self._arrivals_left = len(self._arrival_batches)
+        else:
+            self._arrival_batches = []
+        spec = self.spec
+        for m in range(spec.n_machines):
+            if spec.add_time[m] > 0:
+                self.events.push(float(spec.add_time[m]), ev.MACHINE_ADD, m)
+            if np.isfinite(spec.remove_time[m]):
+                self.events.push(float(spec.remove_time[m]), ev.MACHINE_REMOVE, m)
+        hb = self.config.heartbeat_interval
+        if hb is not None:
+            M = spec.n_machines
+            for m in range(M):
+                self.events.push(self.first_submit + hb * (m + 1) / M, ev.HEARTBEAT, m)
+        si = self.config.sample_interval
+        if si is None:
+            span = (float(w.submit_time.max() - w.submit_time.min()) + float(w.duration.max())
+                    if w.n_tasks else 1.0)
+            si = max(span / 200.0, 1e-3)
+        self.sample_interval = si
+        self.events.push(self.first_submit, ev.SAMPLE)
+
+    # ------------------------------------------------------------ public API
+    @property
+    def live(self) -> bool:
+        """True while some work can still happen."""
+        return bool(self._arrivals_left or self.groups.n_alive or self._pending_total
+                    or self._queued_total)
+
+    @property
+    def stuck(self) -> bool:
+        return self._stuck
+
+    def run_until(self, time: float) -> None:
+        """Advance the clock to ``time`` (or until nothing is left)."""
+        self._run(time)
+        if self.now < time and math.isfinite(time):
+            self.now = time
+
+    def run_until_drained(self) -> None:
+        """Run until every task has ended (or nothing more can happen)."""
+        self._run(self.config.max_time)
+        self._flush_areas()
+
+    def fail_machine(self, machine: int, *, at: float) -> None:
+        """Schedule a machine failure: its running work fails and is requeued."""
+        self.events.push(at, ev.MACHINE_FAIL, machine)
+
+    # ------------------------------------------------------------ main loop
+    def _run(self, until: float) -> None:
+        events = self.events
+        heap = events._heap
+        pop = heapq.heappop
+        while heap:
+            t = heap[0][0]
+            if t > until:
+                break
+            if not self.live and heap[0][3] != ev.COMPLETE:
+                break
+            if t < self.now:  # pragma: no cover - guarded by construction
+                raise AssertionError(f"time went backwards: {t} < {self.now}")
+            self.now = t
+            trig = self._trigger
+            while heap and heap[0][0] == t:
+                _, _, _, kind, a, b = pop(heap)
+                if kind == ev.COMPLETE:
+                    self._on_complete(a, b)
+                elif kind == ev.ARRIVAL:
+                    self._on_arrival(a)
+                elif kind == ev.STARTUP:
+                    self._on_startup(a, b)
+                elif kind == ev.TIMER:
+                    self._on_timer(a)
+                elif kind == ev.HEARTBEAT:
+                    self._on_heartbeat(a)
+                elif kind == ev.SAMPLE:
+                    self._on_sample()
+                else:
+                    self._on_machine_event(kind, a)
+            self._refresh_dirty()
+            if trig and (self.config.heartbeat_interval is None
+                         or trig.heartbeat is not None or trig.timers):
+                self._decide(trig)
+            if self.config.record_levels:
+                self._record_level()
+            if self._progress is not None:
+                self._progress(t)
+            if self._is_stuck():
+                self._stuck = True
+                break
+
+    def _is_stuck(self) -> bool:
+        if self._idle_rounds < self.config.stall_limit:
+            return False
+        return (self.groups.n_alive == 0 and self._arrivals_left == 0
+                and (self._pending_total > 0 or self._queued_total > 0))
+
+    def _decide(self, trig: Trigger) -> None:
+        self._trigger = Trigger()
+        self._heartbeat_machine = trig.heartbeat
+        self.view._trigger = trig
+        self.counters["decisions"] += 1
+        actions = self.policy.decide(self.view)
+        applied = self.apply(actions) if actions else 0
+        self._refresh_dirty()
+        if applied or trig.arrivals or trig.completions:
+            self._idle_rounds = 0
+        else:
+            self._idle_rounds += 1
+        self._heartbeat_machine = None
+
+    # ------------------------------------------------------------ events
+    def _on_arrival(self, batch: int) -> None:
+        self._arrivals_left -= 1
+        for t in self._arrival_batches[batch]:
+            t = int(t)
+            self.submitted[t] = True
+            if self.unfinished_parents[t] == 0:
+                self._make_ready(t)
+
+    def _make_ready(self, t: int) -> None:
+        n = int(self.w.instances[t])
+        self.pending[t] += n
+        self._pending_total += n
+        self.ready_time[t] = self.now
+        self.ready_order[self.n_ready] = t
+        self.n_ready += 1
+        self._trigger.arrivals.append(t)
+
+    def _on_timer(self, k: int) -> None:
+        name, period = self._timer_names[k]
+        self._trigger.timers.append(name)
+        if self.live:
+            self.events.push(self.now + period, ev.TIMER, k)
+
+    def _on_heartbeat(self, m: int) -> None:
+        if self.live:
+            self._trigger.heartbeat = m
+            self.events.push(self.now + self.config.heartbeat_interval, ev.HEARTBEAT, m)
+
+    def _on_sample(self) -> None:
+        cap = np.where(self.alive[:, None], self.capacity, np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.samples_used.append((self.used[:, :R_SLOTS] / cap[:, :R_SLOTS]).astype(np.float32))
+            self.samples_alloc.append((self.allocated[:, :R_SLOTS] / cap[:, :R_SLOTS]).astype(np.float32))
+        self.samples_t.append(self.now)
+        if self.live:
+            self.events.push(self.now + self.sample_interval, ev.SAMPLE)
+
+    def _on_machine_event(self, kind: int, m: int) -> None:
+        self._touch(m)
+        if kind == ev.MACHINE_ADD:
+            if not self.alive[m]:
+                self.alive[m] = True
+                self.tot_cap += self.capacity[m]
+        else:
+            if not self.alive[m]:
+                return
+            outcome = "failed" if kind == ev.MACHINE_FAIL else "killed"
+            for gid in sorted(self.groups_on[m]):
+                self._end_group(gid, None, _OUTCOME_CODE[outcome], requeue=True,
+                                reason="machine " + ("failed" if outcome == "failed" else "removed"))
+            while self.node_queue[m]:
+                e = self.node_queue[m].popleft()
+                self._return_to_pending(e.task, e.ids)
+                self._queued_total -= len(e.ids)
+            self.queue_length[m] = 0
+            for (mm, j) in [k for k in self.reservations if k[0] == m]:
+                self._unreserve(mm, j)
+            self.alive[m] = False
+            self.tot_cap -= self.capacity[m]
+        self._trigger.machines_changed.append(m)
+
+    # ------------------------------------------------------------ virtual clocks
+    def _touch(self, m: int) -> None:
+        """Bring machine ``m``'s clocks and integrals up to ``now`` before a change."""
+        now = self.now
+        dt = now - self.machine_touch[m]
+        if dt > 0:
+            if self.alive[m]:
+                self.area_alloc[m] += self.allocated[m] * dt
+                self.area_used[m] += self.used[m] * dt
+                self.area_alive[m] += dt
+            self.machine_touch[m] = now
+            vc = self.vclock[m]
+            vt = self.vclock_time[m]
+            r = self.rate[m]
+            vc[0] += (now - vt[0]) * r[0]
+            vc[1] += (now - vt[1]) * r[1]
+            vt[0] = now
+            vt[1] = now
+        self._dirty.add(m)
+
+    def _refresh_dirty(self) -> None:
+        while self._dirty:
+            dirty = sorted(self._dirty)
+            self._dirty.clear()
+            for m in dirty:
+                self._refresh(m)
+            for m in dirty:
+                self._check_memory(m)
+
+    def _refresh(self, m: int) -> None:
+        """Recompute contention factors of machine ``m`` and reschedule its completions."""
+        cap = self.capacity[m]
+        u0 = self.class_usage[m, 0]
+        u1 = self.class_usage[m, 1]
+        f0 = 1.0
+        for r in COMPRESSIBLE:
+            if u0[r] > cap[r]:
+                f0 = min(f0, cap[r] / u0[r])
+        if self.config.opportunistic_yields:
+            f1 = 1.0
+            for r in COMPRESSIBLE:
+                if u1[r] > 0:
+                    left = cap[r] - u0[r] * f0
+                    if u1[r] > left:
+                        f1 = min(f1, max(left, 0.0) / u1[r])
+        else:
+            f1 = 1.0
+            for r in COMPRESSIBLE:
+                tot = u0[r] + u1[r]
+                if tot > cap[r]:
+                    f1 = min(f1, cap[r] / tot)
+            f0 = f1
+        new_used = u0 + u1
+        for r in COMPRESSIBLE:
+            new_used[r] = u0[r] * f0 + u1[r] * f1
+        # keep totals incremental
+        old_used = self.used[m]
+        if self.alive[m]:
+            self.tot_used += new_used - old_used
+        self.used[m] = new_used
+        self.factor[m, 0] = f0
+        self.factor[m, 1] = f1
+        spd = self.speed[m]
+        self.rate[m, 0] = spd * f0
+        self.rate[m, 1] = spd * f1
+        for c in (0, 1):
+            self._schedule_due(m, c)
+
+    def _schedule_due(self, m: int, c: int) -> None:
+        heap = self.heaps[m][c]
+        gen = self.groups.gen
+        while heap and gen[heap[0][1]] != heap[0][2]:
+            heapq.heappop(heap)
+        if not heap:
+            self.next_due[m, c] = np.inf
+            return
+        rate = self.rate[m, c]
+        if rate <= 0:
+            due = np.inf
+        else:
+            due = self.now + max(heap[0][0] - self.vclock[m, c], 0.0) / rate
+        if due != self.next_due[m, c]:
+            self.next_due[m, c] = due
+            self.due_version[m, c] += 1
+            if due < np.inf:
+                self.events.push(due, ev.COMPLETE, m * 2 + c, int(self.due_version[m, c]))
+
+    def _on_complete(self, mc: int, version: int) -> None:
+        m, c = divmod(mc, 2)
+        if version != self.due_version[m, c]:
+            return
+        self._touch(m)
+        self.next_due[m, c] = np.inf
+        heap = self.heaps[m][c]
+        gen = self.groups.gen
+        v_now = self.vclock[m, c]
+        tol = _EPS * max(1.0, abs(v_now))
+        first = True
+        while heap:
+            vf, gid, g = heap[0]
+            if gen[gid] != g:
+                heapq.heappop(heap)
+                continue
+            if not first and vf > v_now + tol:
+                break
+            heapq.heappop(heap)
+            first = False
+            self._finish_group(gid)
+
+    def _on_startup(self, gid: int, g: int) -> None:
+        if self.groups.gen[gid] != g or self.groups.state[gid] != STARTING:
+            return
+        self._starting -= 1
+        self._touch(int(self.groups.machine[gid]))
+        self._start_running(gid)
+
+    # ------------------------------------------------------------ groups
+    def _start_running(self, gid: int) -> None:
+        G = self.groups
+        m = int(G.machine[gid])
+        c = int(G.cls[gid])
+        t = int(G.task[gid])
+        G.state[gid] = RUNNING
+        G.start_time[gid] = self.now
+        self.class_usage[m, c] += self.w.usage[t] * G.count[gid]
+        v0 = self.vclock[m, c]
+        G.v_start[gid] = v0
+        G.v_finish[gid] = v0 + G.work[gid]
+        heapq.heappush(self.heaps[m][c], (G.v_finish[gid], gid, int(G.gen[gid])))
+        if np.isnan(self.first_start[t]):
+            self.first_start[t] = self.now
+
+    def _new_group(self, t: int, m: int, inst_lo: int, count: int, *, opportunistic: bool,
+                   sticky: bool, resumable: bool, startup_delay: float, queue_time: float) -> int:
+        G = self.groups
+        gid = G.allocate()
+        G.task[gid] = t
+        G.machine[gid] = m
+        G.inst_lo[gid] = inst_lo
+        G.count[gid] = count
+        G.cls[gid] = 1 if opportunistic else 0
+        G.sticky[gid] = sticky
+        G.resumable[gid] = resumable
+        G.alloc_time[gid] = self.now
+        G.queue_time[gid] = queue_time
+        G.start_time[gid] = np.nan
+        G.attempt[gid] = self.attempts[self.w.inst_offset[t] + inst_lo]
+        work = self.w.duration[t]
+        if self.remaining_work:
+            key = int(self.w.inst_offset[t] + inst_lo)
+            if key in self.remaining_work:
+                work = self.remaining_work.pop(key)
+        G.work[gid] = work
+        need = self.w.request[t] * count
+        if opportunistic:
+            self.opp_allocated[m] += need
+        else:
+            self.allocated[m] += need
+            if self.alive[m]:
+                self.tot_alloc += need
+            self.job_alloc[self.w.job[t]] += need
+            self.queue_alloc[self.w.queue[t]] += need
+        self.running[t] += count
+        self.groups_on[m].add(gid)
+        if startup_delay > 0:
+            G.state[gid] = STARTING
+            self._starting += 1
+            self.events.push(self.now + startup_delay, ev.STARTUP, gid, int(G.gen[gid]))
+        else:
+            self._start_running(gid)
+        return gid
+
+    def _release(self, gid: int, count: int) -> None:
+        """Give back resources of ``count`` instances of group ``gid``."""
+        G = self.groups
+        t = int(G.task[gid])
+        m = int(G.machine[gid])
+        need = self.w.request[t] * count
+        if G.cls[gid]:
+            self.opp_allocated[m] -= need
+        else:
+            self.allocated[m] -= need
+            if self.alive[m]:
+                self.tot_alloc -= need
+            self.job_alloc[self.w.job[t]] -= need
+            self.queue_alloc[self.w.queue[t]] -= need
+        if G.state[gid] == RUNNING:
+            self.class_usage[m, G.cls[gid]] -= self.w.usage[t] * count
+        self.running[t] -= count
+
+    def _finish_group(self, gid: int) -> None:
+        G = self.groups
+        t = int(G.task[gid])
+        m = int(G.machine[gid])
+        n = int(G.count[gid])
+        self._release(gid, n)
+        self._record(gid, n, OUT_COMPLETED)
+        base = int(self.w.inst_offset[t] + G.inst_lo[gid])
+        self.final[base:base + n] = FIN_COMPLETED
+        self.completed[t] += n
+        self.groups_on[m].discard(gid)
+        G.release(gid)
+        self._trigger.completions.append(t)
+        self._instances_ended(t, n)
+
+    def _instances_ended(self, t: int, n: int) -> None:
+        self.ended[t] += n
+        if self.ended[t] == self.w.instances[t]:
+            self.end_time[t] = self.now
+            w = self.w
+            for c in w.child_idx[w.child_ptr[t]:w.child_ptr[t + 1]]:
+                self.unfinished_parents[c] -= 1
+                if self.unfinished_parents[c] == 0 and self.submitted[c]:
+                    self._make_ready(int(c))
+            j = w.job[t]
+            self.job_tasks_left[j] -= 1
+            if self.job_tasks_left[j] == 0:
+                self.job_end[j] = self.now
+
+    def _record(self, gid: int, count: int, outcome: int, *, inst_lo: int | None = None) -> None:
+        G = self.groups
+        self.rec.append((int(G.task[gid]), int(G.inst_lo[gid] if inst_lo is None else inst_lo),
+                         count, int(G.machine[gid]), float(G.alloc_time[gid]),
+                         float(G.start_time[gid]), self.now, outcome, int(G.attempt[gid]),
+                         int(G.cls[gid]), int(G.sticky[gid]), float(G.queue_time[gid])))
+
+    def _end_group(self, gid: int, count: int | None, outcome: int, *, requeue: bool,
+                   reason: str) -> None:
+        """End ``count`` instances (the highest ids) of a running or starting group."""
+        G = self.groups
+        t = int(G.task[gid])
+        m = int(G.machine[gid])
+        total = int(G.count[gid])
+        k = total if count is None else min(int(count), total)
+        self._touch(m)
+        if G.state[gid] == RUNNING:
+            c = int(G.cls[gid])
+            progress = max(self.vclock[m, c] - G.v_start[gid], 0.0)
+        else:
+            progress = 0.0
+        lo = int(G.inst_lo[gid]) + total - k
+        self._release(gid, k)
+        base = int(self.w.inst_offset[t])
+        ids = list(range(base + lo, base + lo + k))
+        if G.resumable[gid] and requeue:
+            left = max(G.work[gid] - progress, 0.0)
+            for i in ids:
+                self.remaining_work[i] = left
+        else:
+            self.wasted_cpu_seconds += self.w.usage[t, R_CPU] * k * progress / self.speed[m]
+        self._record(gid, k, outcome, inst_lo=lo)
+        key = {OUT_EVICTED: "evictions", OUT_PREEMPTED: "preemptions", OUT_KILLED: "kills",
+               OUT_FAILED: "failures"}.get(outcome)
+        if key:
+            self.counters[key] += k
+        if k == total:
+            self.groups_on[m].discard(gid)
+            if G.state[gid] == STARTING:
+                self._starting -= 1
+            G.release(gid)
+        else:
+            G.count[gid] = total - k
+        self.attempts[ids] += 1
+        if requeue:
+            self._return_to_pending(t, [i - base for i in ids])
+        else:
+            self.final[ids] = FIN_DROPPED
+            self.counters["drops"] += k
+            self._instances_ended(t, k)
+        self._trigger.completions.append(t)
+
+    def _return_to_pending(self, t: int, local_ids: list[int]) -> None:
+        lst = self.requeued.setdefault(t, [])
+        lst.extend(local_ids)
+        lst.sort()
+        self.pending[t] += len(local_ids)
+        self._pending_total += len(local_ids)
+
+    def _take_pending(self, t: int, count: int) -> list[tuple[int, int]]:
+        """Take ``count`` pending instances of ``t``: requeued first. Returns (lo, n) runs."""
+        runs: list[tuple[int, int]] = []
+        lst = self.requeued.get(t)
+        if lst:
+            k = min(count, len(lst))
+            taken = lst[:k]
+            del lst[:k]
+            if not lst:
+                del self.requeued[t]
+            runs.extend(_runs(taken))
+            count -= k
+        if count:
+            lo = int(self.fresh_next[t])
+            self.fresh_next[t] = lo + count
+            runs.append((lo, count))
+        return runs
+
+    # ------------------------------------------------------------ memory pressure
+    def _check_memory(self, m: int) -> None:
+        cap = self.capacity[m, R_MEM]
+        if self.class_usage[m, :, R_MEM].sum() <= cap * (1 + _EPS) + _EPS:
+            return
+        actions = self.policy.on_memory_pressure(self.view, m)
+        if actions:
+            self.apply(actions)
+        guard = 0
+        while self.class_usage[m, :, R_MEM].sum() > cap * (1 + _EPS) + _EPS and guard < 100000:
+            guard += 1
+            victim = self._default_victim(m)
+            if victim is None:
+                break
+            self._end_group(victim, 1, OUT_KILLED, requeue=True, reason="memory pressure")
+        if m in self._dirty:
+            self._dirty.discard(m)
+            self._refresh(m)
+
+    def _default_victim(self, m: int) -> int | None:
+        G = self.groups
+        best = None
+        best_key = None
+        for gid in self.groups_on[m]:
+            if G.state[gid] != RUNNING:
+                continue
+            key = (-int(G.cls[gid]), int(self.w.priority[G.task[gid]]), -G.start_time[gid], -gid)
+            if best_key is None or key < best_key:
+                best, best_key = gid, key
+        return best
+
+    # ------------------------------------------------------------ actions
+    def apply(self, actions: Sequence[Any]) -> int:
+        """Check and apply actions in order. Returns how many were applied."""
+        applied = 0
+        for a in actions:
+            handler = _HANDLERS.get(type(a))
+            if handler is None:
+                self._reject(a, Status.ERROR, f"unknown action type {type(a).__name__}")
+                continue
+            status, why = handler(self, a)
+            if status is Status.OK:
+                applied += 1
+            else:
+                self._reject(a, status, why)
+        self.counters["actions_applied"] += applied
+        return applied
+
+    def _reject(self, action: Any, status: Status, why: str) -> None:
+        self.counters["actions_rejected"] += 1
+        kind = type(action).__name__
+        self.rejection_counts[f"{kind}:{status.value}"] = self.rejection_counts.get(
+            f"{kind}:{status.value}", 0) + 1
+        if len(self.rejections) < 10000:
+            self.rejections.append((self.now, kind, status.value, why))
+
+    def _valid_machine(self, m: int) -> str:
+        if not 0 <= m < self.spec.n_machines:
+            return f"unknown machine {m}"
+        if not self.alive[m]:
+            return f"machine {m} is not alive"
+        return ""
+
+    def _do_place(self, a: Place) -> tuple[Status, str]:
+        t, m, n = a.task, a.machine, a.count
+        if not 0 <= t < self.w.n_tasks:
+            return Status.INFEASIBLE, f"unknown task {t}"
+        bad = self._valid_machine(m)
+        if bad:
+            return Status.INFEASIBLE, bad
+        if n < 1:
+            return Status.ERROR, f"count {n} < 1"
+        if a.opportunistic and not self.policy.oversubscribes:
+            return Status.INFEASIBLE, "policy does not declare oversubscribes=True"
+        if (self._heartbeat_machine is not None and not a.from_queue
+                and m != self._heartbeat_machine and not a.opportunistic):
+            return Status.UNSCHEDULABLE, f"machine {m} is not the heartbeating node"
+        need = self.w.request[t] * n
+        cap = self.capacity[m]
+        slots_used = self.allocated[m, R_SLOTS] + self.opp_allocated[m, R_SLOTS]
+        if slots_used + n > cap[R_SLOTS] + _EPS:
+            return Status.UNSCHEDULABLE, f"machine {m} has no free slot"
+        if not a.opportunistic:
+            job = int(self.w.job[t])
+            own = self.reservations.get((m, job))
+            free = cap - self.allocated[m] - self.reserved[m]
+            if own is not None:
+                free = free + own
+            if (need > free + _EPS).any():
+                r = int(np.argmax(need - free))
+                return Status.UNSCHEDULABLE, (f"{RESOURCES[r]} {need[r]:g} > free {free[r]:g} "
+                                              f"on machine {m}")
+        if a.from_queue:
+            ids_q = self._take_from_node_queue(t, m, n)
+            if ids_q is None:
+                return Status.UNSCHEDULABLE, f"fewer than {n} instances of task {t} queued at {m}"
+            runs = [(lo, k, qt) for lo, k, qt in ids_q]
+        else:
+            if self.pending[t] < n:
+                return Status.UNSCHEDULABLE, f"task {t} has {self.pending[t]} pending, not {n}"
+            self.pending[t] -= n
+            self._pending_total -= n
+            runs = [(lo, k, np.nan) for lo, k in self._take_pending(t, n)]
+        self._touch(m)
+        if not a.opportunistic:
+            own = self.reservations.get((m, int(self.w.job[t])))
+            if own is not None:
+                used_res = np.minimum(own, need)
+                own -= used_res
+                self.reserved[m] -= used_res
+        for lo, k, qt in runs:
+            self._new_group(t, m, lo, k, opportunistic=a.opportunistic, sticky=a.sticky,
+                            resumable=a.resumable, startup_delay=a.startup_delay, queue_time=qt)
+        return Status.OK, ""
+
+    def _take_from_node_queue(self, t: int, m: int, n: int) -> list[tuple[int, int, float]] | None:
+        q = self.node_queue[m]
+        have = sum(len(e.ids) for e in q if e.task == t)
+        if have < n:
+            return None
+        out: list[tuple[int, int, float]] = []
+        left = n
+        for e in list(q):
+            if e.task != t or not left:
+                continue
+            k = min(left, len(e.ids))
+            taken = e.ids[:k]
+            del e.ids[:k]
+            left -= k
+            out.extend((lo, c, e.enqueue_time) for lo, c in _runs(sorted(taken)))
+            if not e.ids:
+                q.remove(e)
+        self.queue_length[m] -= n
+        self._queued_total -= n
+        return out
+
+    def _do_enqueue(self, a: Enqueue) -> tuple[Status, str]:
+        t, m, n = a.task, a.machine, a.count
+        if not 0 <= t < self.w.n_tasks:
+            return Status.INFEASIBLE, f"unknown task {t}"
+        bad = self._valid_machine(m)
+        if bad:
+            return Status.INFEASIBLE, bad
+        if self.pending[t] < n or n < 1:
+            return Status.UNSCHEDULABLE, f"task {t} has {self.pending[t]} pending, not {n}"
+        self.pending[t] -= n
+        self._pending_total -= n
+        ids: list[int] = []
+        for lo, k in self._take_pending(t, n):
+            ids.extend(range(lo, lo + k))
+        self.node_queue[m].append(QueueEntry(t, ids, self.now, a.opportunistic))
+        self.queue_length[m] += n
+        self._queued_total += n
+        return Status.OK, ""
+
+    def _do_dequeue(self, a: Dequeue) -> tuple[Status, str]:
+        bad = self._valid_machine(a.machine) if 0 <= a.machine < self.spec.n_machines else "unknown machine"
+        if bad and bad.startswith("unknown"):
+            return Status.INFEASIBLE, bad
+        taken = self._take_from_node_queue(a.task, a.machine, a.count)
+        if taken is None:
+            return Status.UNSCHEDULABLE, f"fewer than {a.count} instances of task {a.task} queued"
+        ids: list[int] = []
+        for lo, k, _ in taken:
+            ids.extend(range(lo, lo + k))
+        self._return_to_pending(a.task, ids)
+        return Status.OK, ""
+
+    def _do_preempt(self, a: Preempt) -> tuple[Status, str]:
+        G = self.groups
+        gid = a.group
+        if not 0 <= gid < G.capacity or G.state[gid] == FREE:
+            return Status.INFEASIBLE, f"group {gid} is not running"
+        if a.outcome not in ("preempted", "evicted", "killed", "failed"):
+            return Status.ERROR, f"unknown outcome {a.outcome!r}"
+        if a.count is not None and a.count < 1:
+            return Status.ERROR, f"count {a.count} < 1"
+        self._end_group(gid, a.count, _OUTCOME_CODE[a.outcome], requeue=a.requeue,
+                        reason=a.reason)
+        return Status.OK, ""
+
+    def _do_drop(self, a: Drop) -> tuple[Status, str]:
+        t, n = a.task, a.count
+        if not 0 <= t < self.w.n_tasks:
+            return Status.INFEASIBLE, f"unknown task {t}"
+        if self.pending[t] < n or n < 1:
+            return Status.UNSCHEDULABLE, f"task {t} has {self.pending[t]} pending, not {n}"
+        self.pending[t] -= n
+        self._pending_total -= n
+        base = int(self.w.inst_offset[t])
+        for lo, k in self._take_pending(t, n):
+            self.rec.append((t, lo, k, -1, np.nan, np.nan, self.now, OUT_DROPPED,
+                             int(self.attempts[base + lo]), 0, 0, np.nan))
+            self.final[base + lo: base + lo + k] = FIN_DROPPED
+        self.counters["drops"] += n
+        self._instances_ended(t, n)
+        return Status.OK, ""
+
+    def _do_promote(self, a: Promote) -> tuple[Status, str]:
+        G = self.groups
+        gid = a.group
+        if not 0 <= gid < G.capacity or G.state[gid] == FREE:
+            return Status.INFEASIBLE, f"group {gid} is not running"
+        if not G.cls[gid]:
+            return Status.ERROR, f"group {gid} is already regular"
+        t, m, n = int(G.task[gid]), int(G.machine[gid]), int(G.count[gid])
+        need = self.w.request[t] * n
+        free = self.capacity[m] - self.allocated[m] - self.reserved[m]
+        if (need > free + _EPS).any():
+            return Status.UNSCHEDULABLE, f"not enough free allocation on machine {m}"
+        self._touch(m)
+        self.opp_allocated[m] -= need
+        self.allocated[m] += need
+        self.tot_alloc += need
+        self.job_alloc[self.w.job[t]] += need
+        self.queue_alloc[self.w.queue[t]] += need
+        if G.state[gid] == RUNNING:
+            u = self.w.usage[t] * n
+            self.class_usage[m, 1] -= u
+            self.class_usage[m, 0] += u
+            left = G.v_finish[gid] - self.vclock[m, 1]
+            done = self.vclock[m, 1] - G.v_start[gid]
+            G.gen[gid] += 1
+            G.v_start[gid] = self.vclock[m, 0] - done
+            G.v_finish[gid] = self.vclock[m, 0] + max(left, 0.0)
+            heapq.heappush(self.heaps[m][0], (G.v_finish[gid], gid, int(G.gen[gid])))
+        G.cls[gid] = 0
+        return Status.OK, ""
+
+    def _do_reserve(self, a: Reserve) -> tuple[Status, str]:
+        bad = self._valid_machine(a.machine)
+        if bad:
+            return Status.INFEASIBLE, bad
+        amount = np.zeros(_NR)
+        amount[:len(a.amount)] = a.amount
+        free = self.capacity[a.machine] - self.allocated[a.machine] - self.reserved[a.machine]
+        if (amount > free + _EPS).any():
+            return Status.UNSCHEDULABLE, f"cannot reserve more than is free on machine {a.machine}"
+        key = (a.machine, a.job)
+        self.reservations[key] = self.reservations.get(key, np.zeros(_NR)) + amount
+        self.reserved[a.machine] += amount
+        return Status.OK, ""
+
+    def _do_unreserve(self, a: Unreserve) -> tuple[Status, str]:
+        if (a.machine, a.job) not in self.reservations:
+            return Status.INFEASIBLE, f"no reservation for job {a.job} on machine {a.machine}"
+        self._unreserve(a.machine, a.job)
+        return Status.OK, ""
+
+    def _unreserve(self, m: int, job: int) -> None:
+        amount = self.reservations.pop((m, job))
+        self.reserved[m] -= amount
+
+    # ------------------------------------------------------------ monitors
+    def _record_level(self) -> None:
+        i = self.n_levels
+        if i and self.level_buf[i - 1, 0] == self.now:
+            i -= 1
+        elif i == len(self.level_buf):
+            self.level_buf = np.concatenate([self.level_buf, np.zeros_like(self.level_buf)])
+        row = self.level_buf[i]
+        row[0] = self.now
+        row[1:1 + _NR] = self.tot_alloc
+        row[1 + _NR:1 + 2 * _NR] = self.tot_used
+        row[1 + 2 * _NR:] = self.tot_cap
+        self.n_levels = i + 1
+
+    def _flush_areas(self) -> None:
+        for m in range(self.spec.n_machines):
+            self._touch(m)
+        self._dirty.clear()
+
+
+def _runs(ids: list[int]) -> list[tuple[int, int]]:
+    """Split sorted instance ids into contiguous (start, length) runs."""
+    out: list[tuple[int, int]] = []
+    if not ids:
+        return out
+    start = prev = ids[0]
+    for i in ids[1:]:
+        if i == prev + 1:
+            prev = i
+            continue
+        out.append((start, prev - start + 1))
+        start = prev = i
+    out.append((start, prev - start + 1))
+    return out
+
+
+_HANDLERS: dict[type, Callable[[Simulation, Any], tuple[Status, str]]] = {
+    Place: Simulation._do_place, Enqueue: Simulation._do_enqueue,
+    Dequeue: Simulation._do_dequeue, Preempt: Simulation._do_preempt,
+    Drop: Simulation._do_drop, Promote: Simulation._do_promote,
+    Reserve: Simulation._do_reserve, Unreserve: Simulation._do_unreserve,
+}

@@ -1,0 +1,122 @@
+"""Turn the engine's raw records into tidy tables.
+
+The engine records one row per *group attempt* (instances started together on one
+machine). :func:`attempts_frame` keeps that compact form (with a ``count`` column);
+:func:`expand_instances` gives the one-row-per-instance-attempt table users expect.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from schedlab.cluster.spec import RESOURCES
+
+if TYPE_CHECKING:
+    from schedlab.engine.simulation import Simulation
+
+__all__ = ["ATTEMPT_FIELDS", "attempts_frame", "expand_instances", "levels_frame",
+           "machines_frame", "samples_frame"]
+
+ATTEMPT_FIELDS = ("task", "inst_lo", "count", "machine", "alloc_time", "start_time", "end_time",
+                  "outcome", "attempt", "opportunistic", "sticky", "queue_time")
+
+
+def attempts_frame(sim: "Simulation") -> pd.DataFrame:
+    """Group-level attempt records, sorted by (end_time, task, instance)."""
+    from schedlab.engine.simulation import OUTCOMES
+    if sim.rec:
+        arr = np.array(sim.rec, dtype=float) if False else None
+        cols = list(zip(*sim.rec))
+        df = pd.DataFrame({name: np.asarray(col) for name, col in zip(ATTEMPT_FIELDS, cols)})
+    else:
+        df = pd.DataFrame({name: np.zeros(0) for name in ATTEMPT_FIELDS})
+    for c in ("task", "inst_lo", "count", "machine", "outcome", "attempt"):
+        df[c] = df[c].astype(np.int64)
+    df["opportunistic"] = df["opportunistic"].astype(bool)
+    df["sticky"] = df["sticky"].astype(bool)
+    df["outcome_name"] = pd.Categorical.from_codes(df["outcome"].to_numpy(),
+                                                   categories=list(OUTCOMES))
+    return df
+
+
+def expand_instances(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
+    """One row per task instance attempt, with the columns of ``tasks.parquet``."""
+    w = sim.w
+    counts = att["count"].to_numpy()
+    rep = np.repeat(np.arange(len(att)), counts)
+    within = np.arange(len(rep)) - np.repeat(np.cumsum(counts) - counts, counts)
+    task = att["task"].to_numpy()[rep]
+    machine = att["machine"].to_numpy()[rep]
+    job_cat = pd.Categorical.from_codes(w.job[task], categories=pd.Index(w.job_ids.astype(str)))
+    task_ids = pd.Categorical(w.task_ids.astype(str))
+    task_codes = task_ids.codes[task]
+    mids = np.concatenate([sim.spec.machine_ids.astype(str), ["<none>"]])
+    machine_cat = pd.Categorical.from_codes(np.where(machine < 0, len(mids) - 1, machine),
+                                            categories=pd.Index(mids))
+    out = pd.DataFrame({
+        "job_id": job_cat,
+        "task_id": pd.Categorical.from_codes(task_codes, categories=task_ids.categories),
+        "instance": att["inst_lo"].to_numpy()[rep] + within,
+        "attempt": att["attempt"].to_numpy()[rep],
+        "machine_id": machine_cat,
+        "submit_time": w.submit_time[task],
+        "ready_time": sim.ready_time[task],
+        "start_time": att["start_time"].to_numpy()[rep],
+        "end_time": att["end_time"].to_numpy()[rep],
+        "outcome": att["outcome_name"].to_numpy()[rep],
+        "opportunistic": att["opportunistic"].to_numpy()[rep],
+        "sticky": att["sticky"].to_numpy()[rep],
+        "priority": w.priority[task],
+    })
+    return out
+
+
+def levels_frame(sim: "Simulation") -> pd.DataFrame:
+    """Cluster-wide step series: at ``time`` the totals change to the row's values."""
+    buf = sim.level_buf[:sim.n_levels]
+    R = len(RESOURCES)
+    data = {"time": buf[:, 0]}
+    for r, name in enumerate(RESOURCES):
+        data[f"{name}_allocated"] = buf[:, 1 + r]
+        data[f"{name}_used"] = buf[:, 1 + R + r]
+        data[f"{name}_capacity"] = buf[:, 1 + 2 * R + r]
+    return pd.DataFrame(data)
+
+
+def machines_frame(sim: "Simulation") -> pd.DataFrame:
+    """Per-machine time-weighted mean utilization (allocated and used) while alive."""
+    alive = np.maximum(sim.area_alive, 1e-300)
+    df = pd.DataFrame({"machine_id": sim.spec.machine_ids.astype(str),
+                       "alive_seconds": sim.area_alive})
+    for r, name in enumerate(RESOURCES):
+        cap = sim.capacity[:, r]
+        if not np.isfinite(cap).any():
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            df[f"{name}_util_allocated"] = sim.area_alloc[:, r] / alive / cap
+            df[f"{name}_util_used"] = sim.area_used[:, r] / alive / cap
+    return df
+
+
+def samples_frame(sim: "Simulation") -> pd.DataFrame:
+    """Long table of per-machine utilization snapshots (for heat maps)."""
+    if not sim.samples_t:
+        return pd.DataFrame(columns=["time", "machine_id", "resource", "used", "allocated"])
+    T = len(sim.samples_t)
+    M = sim.spec.n_machines
+    used = np.stack(sim.samples_used)      # (T, M, R-1)
+    alloc = np.stack(sim.samples_alloc)
+    frames = []
+    for r, name in enumerate(RESOURCES[:-1]):
+        if not np.isfinite(sim.capacity[:, r]).any():
+            continue
+        frames.append(pd.DataFrame({
+            "time": np.repeat(sim.samples_t, M),
+            "machine_id": np.tile(sim.spec.machine_ids.astype(str), T),
+            "resource": name,
+            "used": used[:, :, r].ravel(),
+            "allocated": alloc[:, :, r].ravel(),
+        }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

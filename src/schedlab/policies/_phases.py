@@ -1,0 +1,115 @@
+"""Reusable policy phases (after the Kubernetes scheduling framework).
+
+- ``fit_counts(free, req)``: how many instances of a request fit on each machine (Filter);
+- ``spread(counts, n, order)``: fill machines in ``order`` up to ``n`` instances (Select);
+- ``candidate_mask(req_rows, free)``: optimistic per-task filter against the best machine;
+- ``greedy_place``: the whole FIFO/first-fit loop shared by the queue-order baselines.
+
+All vectorised over machines: no Python loop over nodes on the hot path.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from schedlab.policies.base import Place
+
+__all__ = ["fit_counts", "spread", "candidate_mask", "greedy_place", "machine_order"]
+
+_EPS = 1e-9
+
+
+def fit_counts(free: np.ndarray, req: np.ndarray) -> np.ndarray:
+    """Instances of ``req`` (R,) that fit on each machine given ``free`` (M, R)."""
+    pos = req > 0
+    if not pos.any():
+        return np.full(free.shape[0], np.iinfo(np.int64).max // 4, dtype=np.int64)
+    per = np.floor((free[:, pos] + _EPS) / req[pos]).min(axis=1)
+    return np.maximum(per, 0).astype(np.int64)
+
+
+def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """Take up to ``n`` instances from machines in ``order`` (default: index order)."""
+    if order is not None:
+        counts = counts[order]
+    cum = np.cumsum(counts)
+    if cum[-1] <= 0 if len(cum) else True:
+        return []
+    last = int(np.searchsorted(cum, n))      # first machine where the total reaches n
+    last = min(last, len(counts) - 1)
+    take = counts[:last + 1].copy()
+    over = int(cum[last]) - n
+    if over > 0:
+        take[last] -= over
+    nz = np.flatnonzero(take > 0)
+    machines = nz if order is None else order[nz]
+    return [(int(m), int(k)) for m, k in zip(machines, take[nz])]
+
+
+def candidate_mask(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Tasks whose request fits the per-resource maximum free (optimistic filter)."""
+    best = free.max(axis=0) + _EPS
+    return (req_rows <= best).all(axis=1)
+
+
+def machine_order(kind: str, free: np.ndarray, capacity: np.ndarray, req: np.ndarray,
+                  rng: np.random.Generator) -> np.ndarray | None:
+    """Machine order for a placement rule: first-fit (None), best-fit, worst-fit, random."""
+    if kind == "first-fit":
+        return None
+    if kind == "random":
+        return rng.permutation(free.shape[0])
+    finite = np.isfinite(capacity)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(finite & (capacity > 0), free / np.where(finite, capacity, 1.0), 0.0)
+    left = share[:, req > 0].sum(axis=1) if (req > 0).any() else share.sum(axis=1)
+    if kind == "best-fit":
+        return np.argsort(left, kind="stable")
+    if kind == "worst-fit":
+        return np.argsort(-left, kind="stable")
+    msg = f"unknown placement rule {kind!r}"
+    raise ValueError(msg)
+
+
+def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, free: np.ndarray,
+                 *, strict: bool = False, gang: bool = False,
+                 pick_machines: Callable[[int, np.ndarray, int], list[tuple[int, int]]] | None = None,
+                 reason: str = "") -> list[Place]:
+    """Place tasks in ``order`` greedily, updating ``free`` in place.
+
+    ``strict``: stop at the first task that cannot be placed entirely (no skipping).
+    ``gang``: place a task's pending instances only if all of them fit now.
+    ``pick_machines(task, counts, n)``: choose (machine, k) pairs; default first-fit.
+    """
+    actions: list[Place] = []
+    if not len(order):
+        return actions
+    cand = candidate_mask(request[order], free)
+    i = 0
+    n_order = len(order)
+    while i < n_order:
+        if not cand[i]:
+            if strict:
+                break
+            i += 1
+            continue
+        t = int(order[i])
+        req = request[t]
+        n = int(pending[t])
+        counts = fit_counts(free, req)
+        if gang and counts.sum() < n:
+            chosen = []
+        else:
+            chosen = pick_machines(t, counts, n) if pick_machines else spread(counts, n)
+        placed = 0
+        for m, k in chosen:
+            actions.append(Place(t, m, k, reason=reason))
+            free[m] -= req * k
+            placed += k
+        if strict and placed < n:
+            break
+        i += 1
+        if placed and i < n_order:
+            cand[i:] &= candidate_mask(request[order[i:]], free)
+    return actions
