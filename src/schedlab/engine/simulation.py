@@ -49,6 +49,7 @@ FIN_NONE, FIN_COMPLETED, FIN_DROPPED, FIN_FAILED = range(4)
 
 _EPS = 1e-9
 _NR = len(RESOURCES)
+_COMP = np.array(COMPRESSIBLE)
 
 
 @dataclass(slots=True)
@@ -401,39 +402,46 @@ class Simulation:
         cap = self.capacity[m]
         u0 = self.class_usage[m, 0]
         u1 = self.class_usage[m, 1]
+        new_used = u0 + u1
+        if (new_used[_COMP] <= cap[_COMP]).all():
+            f0 = f1 = 1.0      # fast path: no contention on this machine
+        else:
+            f0, f1 = self._factors(cap, u0, u1)
+            for r in COMPRESSIBLE:
+                new_used[r] = u0[r] * f0 + u1[r] * f1
+        if self.alive[m]:
+            self.tot_used += new_used - self.used[m]
+        self.used[m] = new_used
+        fac = self.factor[m]
+        if fac[0] != f0 or fac[1] != f1:
+            fac[0] = f0
+            fac[1] = f1
+            spd = self.speed[m]
+            self.rate[m, 0] = spd * f0
+            self.rate[m, 1] = spd * f1
+        self._schedule_due(m, 0)
+        if self.heaps[m][1] or self.next_due[m, 1] != np.inf:
+            self._schedule_due(m, 1)
+
+    def _factors(self, cap: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> tuple[float, float]:
+        """Contention factors (regular, opportunistic) from the bottleneck resource."""
         f0 = 1.0
-        for r in COMPRESSIBLE:
-            if u0[r] > cap[r]:
-                f0 = min(f0, cap[r] / u0[r])
         if self.config.opportunistic_yields:
+            for r in COMPRESSIBLE:
+                if u0[r] > cap[r]:
+                    f0 = min(f0, cap[r] / u0[r])
             f1 = 1.0
             for r in COMPRESSIBLE:
                 if u1[r] > 0:
                     left = cap[r] - u0[r] * f0
                     if u1[r] > left:
                         f1 = min(f1, max(left, 0.0) / u1[r])
-        else:
-            f1 = 1.0
-            for r in COMPRESSIBLE:
-                tot = u0[r] + u1[r]
-                if tot > cap[r]:
-                    f1 = min(f1, cap[r] / tot)
-            f0 = f1
-        new_used = u0 + u1
+            return f0, f1
         for r in COMPRESSIBLE:
-            new_used[r] = u0[r] * f0 + u1[r] * f1
-        # keep totals incremental
-        old_used = self.used[m]
-        if self.alive[m]:
-            self.tot_used += new_used - old_used
-        self.used[m] = new_used
-        self.factor[m, 0] = f0
-        self.factor[m, 1] = f1
-        spd = self.speed[m]
-        self.rate[m, 0] = spd * f0
-        self.rate[m, 1] = spd * f1
-        for c in (0, 1):
-            self._schedule_due(m, c)
+            tot = u0[r] + u1[r]
+            if tot > cap[r]:
+                f0 = min(f0, cap[r] / tot)
+        return f0, f0
 
     def _schedule_due(self, m: int, c: int) -> None:
         heap = self.heaps[m][c]
@@ -666,7 +674,8 @@ class Simulation:
     # ------------------------------------------------------------ memory pressure
     def _check_memory(self, m: int) -> None:
         cap = self.capacity[m, R_MEM]
-        if self.class_usage[m, :, R_MEM].sum() <= cap * (1 + _EPS) + _EPS:
+        cu = self.class_usage
+        if cu[m, 0, R_MEM] + cu[m, 1, R_MEM] <= cap * (1 + _EPS) + _EPS:
             return
         actions = self.policy.on_memory_pressure(self.view, m)
         if actions:

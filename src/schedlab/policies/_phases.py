@@ -15,7 +15,8 @@ import numpy as np
 
 from schedlab.policies.base import Place
 
-__all__ = ["fit_counts", "spread", "candidate_mask", "greedy_place", "machine_order"]
+__all__ = ["fit_counts", "spread", "candidate_mask", "active_columns", "greedy_place",
+           "machine_order"]
 
 _EPS = 1e-9
 
@@ -48,9 +49,31 @@ def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[
 
 
 def candidate_mask(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """Tasks whose request fits the per-resource maximum free (optimistic filter)."""
+    """Tasks that may fit on some machine.
+
+    Exact on the first two columns (a task fits there iff it fits under the Pareto
+    frontier of the machines' free vectors, found by one sort), optimistic on the others
+    (compared with the per-column maximum). ``fit_counts`` remains the ground truth.
+    """
+    if free.shape[1] >= 2 and free.shape[0] > 1:
+        a, b = free[:, 0], free[:, 1]
+        order = np.lexsort((-b, -a))              # by a desc, then b desc
+        bs = b[order]
+        prev_max = np.maximum.accumulate(np.concatenate(([-np.inf], bs[:-1])))
+        front = order[bs > prev_max]              # strictly better in b than all with more a
+        fa = free[front, 0] + _EPS
+        fb = free[front, 1] + _EPS
+        ok = ((req_rows[:, 0:1] <= fa[None, :]) & (req_rows[:, 1:2] <= fb[None, :])).any(axis=1)
+        if free.shape[1] > 2:
+            ok &= (req_rows[:, 2:] <= free[:, 2:].max(axis=0) + _EPS).all(axis=1)
+        return ok
     best = free.max(axis=0) + _EPS
     return (req_rows <= best).all(axis=1)
+
+
+def active_columns(capacity: np.ndarray) -> np.ndarray:
+    """Resource columns that constrain placement (finite capacity on some machine)."""
+    return np.flatnonzero(np.isfinite(capacity).any(axis=0))
 
 
 def machine_order(kind: str, free: np.ndarray, capacity: np.ndarray, req: np.ndarray,
@@ -85,15 +108,78 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
     actions: list[Place] = []
     if not len(order):
         return actions
-    cand = candidate_mask(request[order], free)
+    cols = active_columns(free)
+    free_full = free
+    free = np.ascontiguousarray(free[:, cols])
+    req_rows = request[order][:, cols]          # row i is the request of order[i]
+    n_rows = len(order)
     i = 0
-    n_order = len(order)
-    while i < n_order:
-        if not cand[i]:
+    chunk = 16
+    while i < n_rows:
+        # find the next task that fits somewhere, looking ahead in growing chunks
+        hi = min(n_rows, i + chunk)
+        ok = np.flatnonzero(candidate_mask(req_rows[i:hi], free))
+        if not len(ok):
             if strict:
                 break
-            i += 1
+            i = hi
+            chunk = min(chunk * 2, 4096)
             continue
+        j = i + int(ok[0])
+        if strict and j != i:
+            break                       # a task before j cannot be placed: no skipping
+        t = int(order[j])
+        req = req_rows[j]
+        n = int(pending[t])
+        counts = fit_counts(free, req)
+        if gang and counts.sum() < n:
+            chosen = []
+        else:
+            chosen = pick_machines(t, counts, n) if pick_machines else spread(counts, n)
+        placed = 0
+        for m, k in chosen:
+            actions.append(Place(t, m, k, reason=reason))
+            free[m] -= req * k
+            free_full[m, cols] = free[m]
+            placed += k
+        if strict and placed < n:
+            break
+        i = j + 1
+        chunk = 16
+    return actions
+    prev = -1
+    for i in cand:
+        i = int(i)
+        if strict and i != prev + 1:
+            break                       # a task before i cannot be placed: no skipping
+        prev = i
+        t = int(order[i])
+        req = req_rows[i]
+        n = int(pending[t])
+        counts = fit_counts(free, req)
+        if gang and counts.sum() < n:
+            chosen = []
+        else:
+            chosen = pick_machines(t, counts, n) if pick_machines else spread(counts, n)
+        placed = 0
+        for m, k in chosen:
+            actions.append(Place(t, m, k, reason=reason))
+            free[m] -= req * k
+            free_full[m, cols] = free[m]
+            placed += k
+        if strict and placed < n:
+            break
+    return actions
+    cols = active_columns(free)
+    free_full = free
+    free = np.ascontiguousarray(free[:, cols])
+    request = request[:, cols]
+    cand = np.flatnonzero(candidate_mask(request[order], free))
+    pos = 0
+    while pos < len(cand):
+        i = int(cand[pos])
+        if strict and i != (int(cand[pos - 1]) + 1 if pos else 0):
+            break                       # a task before i cannot be placed: no skipping
         t = int(order[i])
         req = request[t]
         n = int(pending[t])
@@ -106,10 +192,18 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         for m, k in chosen:
             actions.append(Place(t, m, k, reason=reason))
             free[m] -= req * k
+            free_full[m, cols] = free[m]
             placed += k
         if strict and placed < n:
             break
-        i += 1
-        if placed and i < n_order:
-            cand[i:] &= candidate_mask(request[order[i:]], free)
+        pos += 1
+        if placed and pos < len(cand):
+            rest = cand[pos:]
+            keep = candidate_mask(request[order[rest]], free)
+            if strict and not keep[0]:
+                break
+            cand = rest[keep]
+            pos = 0
+            if strict and len(cand) and cand[0] != i + 1:
+                break
     return actions

@@ -1,0 +1,100 @@
+"""Shared pieces of the paper reproductions: acceptance checks and their table.
+
+A :class:`Check` is one row of the spec's §5 tables: id, claim, the paper's value, the
+measured value, the accept range as text, and PASS/FAIL. Checks are built by code that
+computes both the value and the verdict; nothing here hard-codes a result.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Check", "ReproductionResult", "mean_ci", "acceptance_frame", "print_acceptance",
+           "seed_list", "direction_holds"]
+
+
+@dataclass
+class Check:
+    id: str
+    claim: str
+    paper: str
+    measured: str
+    accept: str
+    passed: bool
+    workload: str = ""
+    note: str = ""
+
+    @property
+    def verdict(self) -> str:
+        return "PASS" if self.passed else "FAIL"
+
+
+@dataclass
+class ReproductionResult:
+    """What a reproduction returns: its checks, extra tables, and files written."""
+
+    paper: str
+    checks: list[Check]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figures: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    @property
+    def all_passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def acceptance(self) -> pd.DataFrame:
+        return acceptance_frame(self.checks)
+
+
+def acceptance_frame(checks: Sequence[Check]) -> pd.DataFrame:
+    rows = []
+    for c in checks:
+        d = asdict(c)
+        d["verdict"] = c.verdict
+        del d["passed"]
+        rows.append(d)
+    cols = ["id", "claim", "workload", "paper", "measured", "accept", "verdict", "note"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def print_acceptance(checks: Sequence[Check], title: str, console: Any = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    console = console or Console()
+    tab = Table(title=title, show_lines=False)
+    for col in ("id", "claim", "paper", "measured", "accept", "result"):
+        tab.add_column(col, overflow="fold")
+    for c in checks:
+        style = "green" if c.passed else "red"
+        tab.add_row(c.id, c.claim, c.paper, c.measured, c.accept, f"[{style}]{c.verdict}[/]")
+    console.print(tab)
+
+
+def mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Mean and half-width of a Student-t confidence interval."""
+    from scipy import stats
+    x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
+    if len(x) == 0:
+        return float("nan"), float("nan")
+    if len(x) == 1:
+        return float(x[0]), float("nan")
+    h = stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+    return float(x.mean()), float(h)
+
+
+def seed_list(n: int, base: int = 0) -> list[int]:
+    """Seeds derived with SeedSequence.spawn, as integers (stable across runs)."""
+    ss = np.random.SeedSequence(base)
+    return [int(s.generate_state(1)[0]) for s in ss.spawn(n)]
+
+
+def direction_holds(per_seed: Sequence[bool], *, need: float = 0.8) -> bool:
+    """The spec's rule: the direction holds in at least 4 of 5 seeds (80%)."""
+    per_seed = list(per_seed)
+    return bool(per_seed) and sum(per_seed) >= need * len(per_seed) - 1e-9
