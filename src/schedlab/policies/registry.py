@@ -16,14 +16,8 @@ from schedlab.policies.base import Policy
 __all__ = ["register", "make_policy", "policy_ids", "policy_class", "describe_policies"]
 
 _REGISTRY: dict[str, type[Policy]] = {}
-# modules that register policies; imported lazily so the engine never imports policies
-_POLICY_MODULES = (
-    "schedlab.policies.fifo", "schedlab.policies.capacity", "schedlab.policies.fair",
-    "schedlab.policies.drf", "schedlab.policies.tetris",
-    "schedlab.policies.preemptive_priority", "schedlab.policies.hybrid",
-    "schedlab.policies.dress", "schedlab.policies.rose", "schedlab.policies.yarn_opportunistic",
-    "schedlab.policies.sparrow", "schedlab.policies.drs", "schedlab.policies.drs_baselines",
-)
+# Policy modules are discovered (every public module of schedlab.policies) and imported
+# lazily, so the engine never imports policies and a new policy needs no edit here.
 _loaded = False
 
 
@@ -42,12 +36,13 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
-    for mod in _POLICY_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:   # a real import error inside an existing module
-                raise
+    import pkgutil
+
+    import schedlab.policies as pkg
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name.startswith("_") or info.name in ("base", "registry"):
+            continue
+        importlib.import_module(f"schedlab.policies.{info.name}")
     _loaded = True
 
 
