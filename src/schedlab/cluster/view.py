@@ -100,12 +100,21 @@ class ClusterView:
 
     # -- derived arrays ------------------------------------------------------
     def free(self) -> np.ndarray:
-        """Capacity left for regular placements (dead machines have none). A new array."""
+        """Capacity left for regular placements. A new array.
+
+        Dead machines have none; in heartbeat mode only the heartbeating node shows free
+        capacity, so any policy behaves like YARN's node-heartbeat-driven scheduler.
+        """
         s = self._sim
         f = s.capacity - s.allocated - s.reserved
         slots = s.allocated[:, -1] + s.opp_allocated[:, -1]
         f[:, -1] = s.capacity[:, -1] - slots
         f[~s.alive] = 0.0
+        hb = s._heartbeat_machine
+        if hb is not None:
+            keep = f[hb].copy()
+            f[:] = 0.0
+            f[hb] = keep
         return f
 
     def idle(self) -> np.ndarray:

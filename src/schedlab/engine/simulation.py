@@ -48,6 +48,7 @@ FINAL_NAMES = ("unfinished", "completed", "dropped", "failed")
 FIN_NONE, FIN_COMPLETED, FIN_DROPPED, FIN_FAILED = range(4)
 
 _EPS = 1e-9
+_MAX_REDECIDE = 4
 _NR = len(RESOURCES)
 _COMP = np.array(COMPRESSIBLE)
 
@@ -278,6 +279,14 @@ class Simulation:
             if trig and (self.config.heartbeat_interval is None
                          or trig.heartbeat is not None or trig.timers):
                 self._decide(trig)
+                # work freed by the decision itself (evictions, zero-length tasks) is offered
+                # again at the same instant, a bounded number of times
+                for _ in range(_MAX_REDECIDE):
+                    trig = self._trigger
+                    if not (trig.completions or trig.arrivals) or \
+                            self.config.heartbeat_interval is not None:
+                        break
+                    self._decide(trig)
             if self.config.record_levels:
                 self._record_level()
             if self._progress is not None:
@@ -287,10 +296,20 @@ class Simulation:
                 break
 
     def _is_stuck(self) -> bool:
-        if self._idle_rounds < self.config.stall_limit:
+        """Work is left, nothing runs or can arrive, and the policy keeps doing nothing."""
+        if not (self.groups.n_alive == 0 and self._arrivals_left == 0
+                and (self._pending_total > 0 or self._queued_total > 0)):
             return False
-        return (self.groups.n_alive == 0 and self._arrivals_left == 0
-                and (self._pending_total > 0 or self._queued_total > 0))
+        if self._machine_events_left(self.now):
+            return False
+        if not self._timer_names and self.config.heartbeat_interval is None:
+            return True            # no event can ever ask the policy again
+        return self._idle_rounds >= self.config.stall_limit
+
+    def _machine_events_left(self, now: float) -> bool:
+        spec = self.spec
+        return bool(((spec.add_time > now) | (np.isfinite(spec.remove_time)
+                                               & (spec.remove_time > now))).any())
 
     def _decide(self, trig: Trigger) -> None:
         self._trigger = Trigger()
@@ -349,7 +368,7 @@ class Simulation:
         if kind == ev.MACHINE_ADD:
             if not self.alive[m]:
                 self.alive[m] = True
-                self.tot_cap += self.capacity[m]
+                self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
         else:
             if not self.alive[m]:
                 return
@@ -365,7 +384,7 @@ class Simulation:
             for (mm, j) in [k for k in self.reservations if k[0] == m]:
                 self._unreserve(mm, j)
             self.alive[m] = False
-            self.tot_cap -= self.capacity[m]
+            self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
         self._trigger.machines_changed.append(m)
 
     # ------------------------------------------------------------ virtual clocks
@@ -594,12 +613,14 @@ class Simulation:
             if self.job_tasks_left[j] == 0:
                 self.job_end[j] = self.now
 
-    def _record(self, gid: int, count: int, outcome: int, *, inst_lo: int | None = None) -> None:
+    def _record(self, gid: int, count: int, outcome: int, *, inst_lo: int | None = None,
+                final: bool = True) -> None:
         G = self.groups
         self.rec.append((int(G.task[gid]), int(G.inst_lo[gid] if inst_lo is None else inst_lo),
                          count, int(G.machine[gid]), float(G.alloc_time[gid]),
                          float(G.start_time[gid]), self.now, outcome, int(G.attempt[gid]),
-                         int(G.cls[gid]), int(G.sticky[gid]), float(G.queue_time[gid])))
+                         int(G.cls[gid]), int(G.sticky[gid]), float(G.queue_time[gid]),
+                         int(final)))
 
     def _end_group(self, gid: int, count: int | None, outcome: int, *, requeue: bool,
                    reason: str) -> None:
@@ -625,7 +646,7 @@ class Simulation:
                 self.remaining_work[i] = left
         else:
             self.wasted_cpu_seconds += self.w.usage[t, R_CPU] * k * progress / self.speed[m]
-        self._record(gid, k, outcome, inst_lo=lo)
+        self._record(gid, k, outcome, inst_lo=lo, final=not requeue)
         key = {OUT_EVICTED: "evictions", OUT_PREEMPTED: "preemptions", OUT_KILLED: "kills",
                OUT_FAILED: "failures"}.get(outcome)
         if key:
@@ -864,7 +885,7 @@ class Simulation:
         base = int(self.w.inst_offset[t])
         for lo, k in self._take_pending(t, n):
             self.rec.append((t, lo, k, -1, np.nan, np.nan, self.now, OUT_DROPPED,
-                             int(self.attempts[base + lo]), 0, 0, np.nan))
+                             int(self.attempts[base + lo]), 0, 0, np.nan, 1))
             self.final[base + lo: base + lo + k] = FIN_DROPPED
         self.counters["drops"] += n
         self._instances_ended(t, n)

@@ -20,14 +20,13 @@ __all__ = ["ATTEMPT_FIELDS", "attempts_frame", "expand_instances", "levels_frame
            "machines_frame", "samples_frame"]
 
 ATTEMPT_FIELDS = ("task", "inst_lo", "count", "machine", "alloc_time", "start_time", "end_time",
-                  "outcome", "attempt", "opportunistic", "sticky", "queue_time")
+                  "outcome", "attempt", "opportunistic", "sticky", "queue_time", "final")
 
 
 def attempts_frame(sim: "Simulation") -> pd.DataFrame:
     """Group-level attempt records, sorted by (end_time, task, instance)."""
     from schedlab.engine.simulation import OUTCOMES
     if sim.rec:
-        arr = np.array(sim.rec, dtype=float) if False else None
         cols = list(zip(*sim.rec))
         df = pd.DataFrame({name: np.asarray(col) for name, col in zip(ATTEMPT_FIELDS, cols)})
     else:
@@ -36,6 +35,7 @@ def attempts_frame(sim: "Simulation") -> pd.DataFrame:
         df[c] = df[c].astype(np.int64)
     df["opportunistic"] = df["opportunistic"].astype(bool)
     df["sticky"] = df["sticky"].astype(bool)
+    df["final"] = df["final"].astype(bool)
     df["outcome_name"] = pd.Categorical.from_codes(df["outcome"].to_numpy(),
                                                    categories=list(OUTCOMES))
     return df
@@ -66,6 +66,7 @@ def expand_instances(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
         "start_time": att["start_time"].to_numpy()[rep],
         "end_time": att["end_time"].to_numpy()[rep],
         "outcome": att["outcome_name"].to_numpy()[rep],
+        "final": att["final"].to_numpy()[rep],
         "opportunistic": att["opportunistic"].to_numpy()[rep],
         "sticky": att["sticky"].to_numpy()[rep],
         "priority": w.priority[task],

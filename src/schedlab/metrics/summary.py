@@ -100,6 +100,11 @@ def _task_level(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
                          "queue": sim.w.queue[t]})
 
 
+def _nanmean(x: np.ndarray) -> float:
+    x = x[np.isfinite(x)]
+    return float(x.mean()) if len(x) else float("nan")
+
+
 def _wmean(x: np.ndarray, w: np.ndarray) -> float:
     s = w.sum()
     return float((x * w).sum() / s) if s else float("nan")
@@ -180,8 +185,8 @@ def _per_class(sim: "Simulation", att: pd.DataFrame, jobs: pd.DataFrame,
             evictions = int(ev_cnt[task_key[ev_task] == k].sum()) if len(ev_task) else 0
             out[f"{label}={k}"] = {
                 "jobs": int(jm.sum()),
-                "mean_wait": float(np.nanmean(jobs["wait"].to_numpy()[jm])) if jm.any() else float("nan"),
-                "mean_jct": float(np.nanmean(jobs["jct"].to_numpy()[jm])) if jm.any() else float("nan"),
+                "mean_wait": _nanmean(jobs["wait"].to_numpy()[jm]),
+                "mean_jct": _nanmean(jobs["jct"].to_numpy()[jm]),
                 "instances_completed": int(tl["count"].to_numpy()[tm].sum()),
                 "mean_task_response": _wmean(tl["response"].to_numpy()[tm], tl["count"].to_numpy()[tm]),
                 "mean_task_slowdown": _wmean(tl["slowdown"].to_numpy()[tm], tl["count"].to_numpy()[tm]),
