@@ -35,7 +35,7 @@ import pandas as pd
 from schedlab.workload.presets import (GRID, copula_correlation, daily_profile,
                                        operational_time, quantile_table)
 from schedlab.workload.traces.alibaba2018 import container_usage_ratios, read_container_usage
-from schedlab.workload.traces.base import default_traces_dir, load_trace
+from schedlab.workload.traces.base import TraceBundle, default_traces_dir, load_trace
 from schedlab.workload.traces.summary import task_levels
 
 REPO = Path(__file__).resolve().parents[1]
@@ -79,8 +79,11 @@ def _cluster_classes(cluster) -> list[dict[str, float]]:
             for (c, m), n in counts.items()]
 
 
-def fit_google(traces: Path) -> dict[str, Any]:
-    bundle = load_trace(traces / "google-2011", format="google2011", jobs=False)
+def fit_google(traces: Path, bundle: TraceBundle | None = None) -> dict[str, Any]:
+    """``bundle``: an already loaded google2011 bundle of ``traces/google-2011`` (with its
+    machines and borg usage pairs), to avoid reading it again."""
+    if bundle is None:
+        bundle = load_trace(traces / "google-2011", format="google2011", jobs=False)
     w = bundle.workload.copy()
     w["class"] = w["queue"].str.removeprefix("class").astype(int)
     arrival = w.groupby("job_id")["submit_time"].min().to_numpy()
@@ -114,8 +117,8 @@ def _dag_shapes(w: pd.DataFrame) -> dict[str, Any]:
     jobs["depth"] += 1
     jobs["bucket"] = np.searchsorted(DAG_BUCKET_EDGES, jobs["n"].to_numpy(), side="left")
     w = w.join(jobs[["depth", "bucket"]], on="job_id")
-    w["pos_bin"] = np.minimum((np.where(w["depth"] > 1, w["level"] / (w["depth"] - 1).clip(lower=1), 0)
-                               * LEVEL_BINS).astype(int), LEVEL_BINS - 1)
+    position = np.where(w["depth"] > 1, w["level"] / (w["depth"] - 1).clip(lower=1), 0.0)
+    w["pos_bin"] = np.minimum((position * LEVEL_BINS).astype(int), LEVEL_BINS - 1)
     w["indegree"] = w["parents"].str.count(";") + (w["parents"] != "")
     buckets = []
     for b in range(len(DAG_BUCKET_EDGES) + 1):
@@ -143,9 +146,11 @@ def _edge_spans(w: pd.DataFrame) -> np.ndarray:
     return level[child] - level[parent]
 
 
-def fit_alibaba(traces: Path) -> dict[str, Any]:
-    bundle = load_trace(traces / "alibaba-2018" / "batch_task_selected_dags.csv.gz",
-                        format="alibaba2018")
+def fit_alibaba(traces: Path, bundle: TraceBundle | None = None) -> dict[str, Any]:
+    """``bundle``: an already loaded alibaba2018 bundle of the DAG excerpt (with machines)."""
+    if bundle is None:
+        bundle = load_trace(traces / "alibaba-2018" / "batch_task_selected_dags.csv.gz",
+                            format="alibaba2018")
     w = bundle.workload.copy()
     arrival = w.groupby("job_id")["submit_time"].min().to_numpy()
     per_job = w.groupby("job_id").size().to_numpy()
@@ -174,11 +179,13 @@ def fit_alibaba(traces: Path) -> dict[str, Any]:
     }
 
 
-def fit_all(traces: Path) -> dict[str, Any]:
+def fit_all(traces: Path, bundles: dict[str, TraceBundle] | None = None) -> dict[str, Any]:
+    """All presets. ``bundles`` may hold loaded "google" / "alibaba" bundles to reuse."""
+    bundles = bundles or {}
     return {"version": 1, "generated_by": "scripts/fit_presets.py",
             "grid": [float(f"{g:.6g}") for g in GRID],
-            "presets": {"google-2011-like": fit_google(traces),
-                        "alibaba-2018-like": fit_alibaba(traces)}}
+            "presets": {"google-2011-like": fit_google(traces, bundles.get("google")),
+                        "alibaba-2018-like": fit_alibaba(traces, bundles.get("alibaba"))}}
 
 
 def to_json(data: dict[str, Any]) -> str:

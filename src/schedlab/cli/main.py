@@ -30,7 +30,7 @@ app = typer.Typer(
 
 
 def fail(exc: InputError) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}")
+    err_console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -225,7 +225,7 @@ def main() -> None:
     try:
         app()
     except InputError as exc:  # safety net for errors raised outside commands
-        err_console.print(f"[bold red]error:[/] {exc}")
+        err_console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         sys.exit(2)
 
 

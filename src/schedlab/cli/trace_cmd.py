@@ -36,7 +36,7 @@ LENIENT_HELP = "Skip bad rows (and report how many and why) instead of stopping 
 
 
 def _fail(exc: InputError) -> None:
-    _err.print(f"[bold red]error:[/bold red] [red]{escape(str(exc))}[/red]")
+    _err.print(f"[bold red]error:[/bold red] [red]{escape(str(exc))}[/red]", soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -141,7 +141,8 @@ def info(path: str = typer.Argument(..., help="Trace file, directory or glob"),
          format: Optional[str] = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
          lenient: bool = typer.Option(False, "--lenient", help=LENIENT_HELP),
          window: Optional[str] = typer.Option(None, help="Keep jobs arriving in START:END (s)"),
-         sample_jobs: Optional[int] = typer.Option(None, "--sample-jobs", help="Keep N random jobs"),
+         sample_jobs: Optional[int] = typer.Option(None, "--sample-jobs",
+                                                   help="Keep N random jobs"),
          seed: int = typer.Option(0, help="Seed for --sample-jobs"),
          as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON")) -> None:
     """Summarise a trace: jobs, tasks, instances, time span, request and duration
@@ -191,8 +192,8 @@ def convert(path: str = typer.Argument(..., help="Trace file, directory or glob"
             cluster_out: Optional[Path] = typer.Option(None, "--cluster-out",
                                                        help="Also write the trace's machines "
                                                             "(.parquet or .csv)"),
-            report_out: Optional[Path] = typer.Option(None, "--report",
-                                                      help="Write the read report as JSON")) -> None:
+            report_out: Optional[Path] = typer.Option(
+                None, "--report", help="Write the read report as JSON")) -> None:
     """Convert a trace to schedlab's canonical workload table."""
     try:
         bundle = _load(path, format, lenient, window, sample_jobs, seed)
@@ -210,7 +211,8 @@ def convert(path: str = typer.Argument(..., help="Trace file, directory or glob"
         report_out.write_text(json.dumps(to_jsonable(bundle.report), indent=2))
     w = bundle.workload
     _out.print(f"[green]wrote[/green] {escape(str(out))}: {w['job_id'].nunique():,} jobs, "
-               f"{len(w):,} tasks, {int(w['instances'].sum()):,} instances ({bundle.format})")
+               f"{len(w):,} tasks, {int(w['instances'].sum()):,} instances ({bundle.format})",
+               soft_wrap=True)
     _print_skips(bundle.report)
     if bundle.cluster is not None and cluster_out is None:
         _out.print(f"the trace also describes {bundle.cluster.n_machines:,} machines: "
@@ -219,9 +221,10 @@ def convert(path: str = typer.Argument(..., help="Trace file, directory or glob"
 
 def _print_skips(report: dict[str, Any]) -> None:
     for reason, entry in report.get("skipped", {}).items():
-        _out.print(f"[yellow]skipped[/yellow] {entry['rows']:,}: {escape(reason)}")
+        _out.print(f"[yellow]skipped[/yellow] {entry['rows']:,}: {escape(reason)}",
+                   soft_wrap=True)
     for reason, n in report.get("repaired", {}).items():
-        _out.print(f"[cyan]repaired[/cyan] {n:,}: {escape(reason)}")
+        _out.print(f"[cyan]repaired[/cyan] {n:,}: {escape(reason)}", soft_wrap=True)
 
 
 @trace_app.command()
@@ -238,5 +241,6 @@ def validate(path: str = typer.Argument(..., help="Trace file, directory or glob
     w = bundle.workload
     machines = f", {bundle.cluster.n_machines:,} machines" if bundle.cluster is not None else ""
     _out.print(f"[green]ok[/green] {escape(path)} ({bundle.format}): {rep.get('rows_read', 0):,} "
-               f"rows read, {w['job_id'].nunique():,} jobs, {len(w):,} tasks{machines}")
+               f"rows read, {w['job_id'].nunique():,} jobs, {len(w):,} tasks{machines}",
+               soft_wrap=True)
     _print_skips(rep)

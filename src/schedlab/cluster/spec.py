@@ -88,8 +88,11 @@ def homogeneous_cluster(n: int, *, cpu: float, mem: float, disk: float = np.inf,
 
 
 def _numeric(df: pd.DataFrame, col: str, source: str, row_offset: int, *,
-             minimum: float | None = 0.0, strict: bool = False) -> np.ndarray:
+             minimum: float | None = 0.0, strict: bool = False,
+             default: float | None = None) -> np.ndarray:
     values = pd.to_numeric(df[col], errors="coerce")
+    if default is not None:
+        values = values.where(df[col].notna(), default)
     bad = values.isna() & df[col].notna()
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
@@ -133,18 +136,19 @@ def cluster_from_table(df: pd.DataFrame, *, source: str = "<cluster>", row_offse
     cols["cpu"] = _numeric(df, "cpu", source, row_offset, minimum=0.0, strict=True)
     cols["mem"] = _numeric(df, "mem", source, row_offset, minimum=0.0, strict=True)
     for c in _OPTIONAL_CAPACITY:
-        cols[c] = (_numeric(df, c, source, row_offset, minimum=0.0, strict=True)
+        cols[c] = (_numeric(df, c, source, row_offset, minimum=0.0, strict=True, default=np.inf)
                    if c in df.columns else np.full(len(df), np.inf))
-    cols["speed"] = (_numeric(df, "speed", source, row_offset, minimum=0.0, strict=True)
+    cols["speed"] = (_numeric(df, "speed", source, row_offset, minimum=0.0, strict=True, default=1.0)
                      if "speed" in df.columns else np.ones(len(df)))
-    cols["add_time"] = (_numeric(df, "add_time", source, row_offset, minimum=None)
+    cols["add_time"] = (_numeric(df, "add_time", source, row_offset, minimum=None, default=0.0)
                         if "add_time" in df.columns else np.zeros(len(df)))
-    cols["remove_time"] = (_numeric(df, "remove_time", source, row_offset, minimum=None)
+    cols["remove_time"] = (_numeric(df, "remove_time", source, row_offset, minimum=None,
+                                    default=np.inf)
                            if "remove_time" in df.columns else np.full(len(df), np.inf))
     known = {"machine_id", "count", *RESOURCES, "speed", "add_time", "remove_time"}
     extra = [c for c in df.columns if c not in known]
     if "count" in df.columns:
-        counts = _numeric(df, "count", source, row_offset, minimum=1.0)
+        counts = _numeric(df, "count", source, row_offset, minimum=1.0, default=1.0)
         if (counts != np.round(counts)).any():
             i = int(np.flatnonzero(counts != np.round(counts))[0])
             raise InputError("count must be a whole number", file=source,
@@ -152,7 +156,9 @@ def cluster_from_table(df: pd.DataFrame, *, source: str = "<cluster>", row_offse
         counts = counts.astype(int)
         rep = np.repeat(np.arange(len(df)), counts)
         if "machine_id" in df.columns:
-            base = df["machine_id"].astype(str).to_numpy()[rep]
+            named = df["machine_id"].where(df["machine_id"].notna(),
+                                           pd.Series([f"m{i}" for i in range(len(df))]))
+            base = named.astype(str).to_numpy()[rep]
             within = np.concatenate([np.arange(c) for c in counts])
             ids = np.array([f"{b}-{k}" if c > 1 else b
                             for b, k, c in zip(base, within, counts[rep])], dtype=object)

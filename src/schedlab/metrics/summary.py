@@ -100,6 +100,11 @@ def _task_level(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
                          "queue": sim.w.queue[t]})
 
 
+def _inverse(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > 0, 1.0 / np.where(x > 0, x, 1.0), np.nan)
+
+
 def _nanmean(x: np.ndarray) -> float:
     x = x[np.isfinite(x)]
     return float(x.mean()) if len(x) else float("nan")
@@ -137,7 +142,7 @@ def summarize(sim: "Simulation", att: pd.DataFrame, jobs: pd.DataFrame) -> dict[
         "failures": int(sim.counters["failures"]),
         "wasted_cpu_seconds": float(sim.wasted_cpu_seconds),
         "throughput_jobs_per_s": float(jobs["finished"].sum() / makespan) if makespan > 0 else float("nan"),
-        "jain_fairness": jain_index(1.0 / jobs["slowdown"].to_numpy()),
+        "jain_fairness": jain_index(_inverse(jobs["slowdown"].to_numpy())),
         "decisions": int(sim.counters["decisions"]),
         "actions_applied": int(sim.counters["actions_applied"]),
         "actions_rejected": int(sim.counters["actions_rejected"]),

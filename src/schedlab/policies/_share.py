@@ -1,7 +1,8 @@
 """Share-based placement shared by the Fair and DRF baselines.
 
-Repeatedly give the job with the smallest share one machine's worth of its next task,
-then update its share (progressive filling). Jobs are compared by ``share(job_alloc)``.
+Repeatedly give the job with the smallest share instances of its next task (as many as
+keep it at or below the next-lowest share, at least one), then update its share
+(progressive filling). Jobs are compared by ``share(job_alloc)``.
 """
 from __future__ import annotations
 
@@ -43,7 +44,13 @@ def progressive_filling(view, workload, share_of: Callable[[np.ndarray], float])
             if not len(fits):
                 continue
             m = int(fits[0])
+            # as many instances as keep this job at or below the next-lowest share (>= 1)
             k = int(min(counts[m], pending[t]))
+            if heap and k > 1:
+                one = share_of(alloc[j] + req) - share_of(alloc[j])
+                if one > 0:
+                    room = heap[0][0] - share_of(alloc[j] + req)
+                    k = min(k, 1 + max(int(room // one + 1e-9), 0))
             actions.append(Place(t, m, k))
             free[m] -= req * k
             pending[t] -= k

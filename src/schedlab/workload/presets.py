@@ -173,8 +173,9 @@ def _load_json_text() -> str:
     try:
         return resources.files("schedlab").joinpath("data", PRESETS_FILE).read_text()
     except (FileNotFoundError, ModuleNotFoundError) as exc:
-        raise InputError(f"preset parameters not found: {exc}",
-                         expected="schedlab/data/presets.json (run scripts/fit_presets.py)") from None
+        msg = f"preset parameters not found: {exc}"
+        raise InputError(msg, expected="schedlab/data/presets.json "
+                                       "(run scripts/fit_presets.py)") from None
 
 
 def load_presets() -> dict[str, Any]:

@@ -154,9 +154,10 @@ def _check_parents(out: pd.DataFrame, source: str, row_offset: int) -> None:
     tasks = out["task_id"].to_numpy()
     children: dict[tuple[str, str], list[tuple[str, str]]] = {}
     indeg: dict[tuple[str, str], int] = {}
+    parents_col = out["parents"].to_numpy()
     for i in np.flatnonzero(has):
         job = jobs[i]
-        for p in str(out["parents"].iat[i]).split(";"):
+        for p in str(parents_col[i]).split(";"):
             p = p.strip()
             if not p:
                 continue

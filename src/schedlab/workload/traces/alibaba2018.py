@@ -112,8 +112,9 @@ def parse_task_names(frame: pl.DataFrame, *, name_limit: int = NAME_LIMIT) -> pl
     """Add ``task_id``, ``parent_refs`` (list of str), ``truncated``, ``cut_number`` and
     ``is_dag`` columns.
 
-    A DAG name of ``name_limit`` characters or more was cut by the trace: if it ends in
-    ``_`` the visible numbers are whole; otherwise its last number may itself be cut
+    A DAG name ending in ``_``, or of ``name_limit`` characters or more, was cut by the
+    trace: if it ends in ``_`` the visible numbers are whole; otherwise its last number may
+    itself be cut
     (``..._18_1`` may have been ``..._18_19``), so that last reference is dropped
     (``cut_number``).
     """
@@ -122,8 +123,9 @@ def parse_task_names(frame: pl.DataFrame, *, name_limit: int = NAME_LIMIT) -> pl
     parts = clean.str.split("_")
     head_number = parts.list.first().str.extract(_DAG_NAME, 1)
     is_dag = head_number.is_not_null()
-    truncated = is_dag & (name.str.len_chars() >= name_limit)
-    cut_number = truncated & ~name.str.ends_with("_") & (parts.list.len() > 1)
+    at_limit = name.str.len_chars() >= name_limit
+    truncated = is_dag & (at_limit | name.str.ends_with("_"))
+    cut_number = is_dag & at_limit & ~name.str.ends_with("_") & (parts.list.len() > 1)
     refs = parts.list.slice(1)
     refs = pl.when(cut_number).then(refs.list.head(refs.list.len() - 1)).otherwise(refs)
     return frame.with_columns(
@@ -187,7 +189,8 @@ def _fill_requests(frame: pl.DataFrame, report: TraceReport) -> pl.DataFrame:
 
 def _check_unique(frame: pl.DataFrame, policy: RowPolicy) -> pl.DataFrame:
     dup = frame.select(pl.struct("job_name", "task_id").is_duplicated()).to_series()
-    first_dup = dup & frame.select(~pl.struct("job_name", "task_id").is_first_distinct()).to_series()
+    later = frame.select(~pl.struct("job_name", "task_id").is_first_distinct()).to_series()
+    first_dup = dup & later
     return policy.reject(frame, first_dup, reason="task appears twice in its job",
                          column="task_name",
                          message=lambda r: f"task {r['task_name']!r} (number {r['task_id']}) "
@@ -311,7 +314,8 @@ def machine_meta_cluster(meta: pl.DataFrame, *, report: TraceReport | None = Non
     """One machine per id: capacity from its last row (cores; mem_size/100), ``add_time`` =
     first time its status is ``USING``; machines never ``USING`` are left out (counted)."""
     report = report or TraceReport()
-    per = meta.sort("machine_id", "time_stamp", LINE).group_by("machine_id", maintain_order=True).agg(
+    ordered = meta.sort("machine_id", "time_stamp", LINE)
+    per = ordered.group_by("machine_id", maintain_order=True).agg(
         pl.col("time_stamp").filter(pl.col("status") == "USING").first().alias("add_time"),
         pl.col("cpu_num").last().alias("cpu"), (pl.col("mem_size").last() / 100.0).alias("mem"),
         pl.col("failure_domain_1").last(), pl.col("failure_domain_2").last(),

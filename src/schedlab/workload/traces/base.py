@@ -188,7 +188,8 @@ def _sniff_csv_line(line: str) -> str | None:
     if _fields_match(f, [_INT, opt(_INT), _INT, _INT, opt(_INT), _INT, opt(_HASH), opt(_INT), _INT,
                          opt(_NUM), opt(_NUM), opt(_NUM), opt(_INT)]):
         return "google2011"
-    if _fields_match(f, [_INT, opt(_INT), _INT, _INT, opt(_HASH), opt(_INT), opt(_HASH), opt(_HASH)]):
+    if _fields_match(f, [_INT, opt(_INT), _INT, _INT, opt(_HASH), opt(_INT), opt(_HASH),
+                         opt(_HASH)]):
         return "google2011-jobs"
     if _fields_match(f, [_INT, _INT, _INT, opt(_HASH), opt(_NUM), opt(_NUM)]):
         return "google2011-machines"
@@ -411,7 +412,10 @@ def finish_bundle(frame: pd.DataFrame, *, source: str, fmt: str, report: Any,
                   cluster: ClusterSpec | None = None, metadata: dict | None = None,
                   extras: dict[str, pd.DataFrame] | None = None) -> TraceBundle:
     """Validate a reader's output through :func:`normalize_workload` and wrap it."""
-    workload = normalize_workload(frame, source=source, row_offset=1) if len(frame) else empty_workload()
+    if len(frame):
+        workload = normalize_workload(frame, source=source, row_offset=1)
+    else:
+        workload = empty_workload()
     rep = report.as_dict() if hasattr(report, "as_dict") else dict(report)
     rep.setdefault("counts", {})
     rep["counts"].setdefault("workload_jobs", int(workload["job_id"].nunique()))

@@ -399,6 +399,11 @@ def read_google2011(path: str | Path, *, lenient: bool = False,
                          cluster=cluster, extras=extras)
 
 
+def _gz_or_plain(path: Path) -> Path:
+    gz = path.with_name(path.name + ".gz")
+    return gz if gz.exists() else path
+
+
 def _attach_usage(frame: pd.DataFrame, paths: GooglePaths, usage: bool | str | Path,
                   lenient: bool, report: TraceReport, extras: dict) -> None:
     if usage is False:
@@ -406,11 +411,8 @@ def _attach_usage(frame: pd.DataFrame, paths: GooglePaths, usage: bool | str | P
     borg_dir = Path(usage) if not isinstance(usage, bool) else paths.borg_dir
     if borg_dir is None:
         return
-    pairs = _borg_pairs(borg_dir / "prod-tasks-time0.txt.gz" if (borg_dir / "prod-tasks-time0.txt.gz").exists()
-                        else borg_dir / "prod-tasks-time0.txt",
-                        borg_dir / "prod-tasks-with-usage-time0.txt.gz"
-                        if (borg_dir / "prod-tasks-with-usage-time0.txt.gz").exists()
-                        else borg_dir / "prod-tasks-with-usage-time0.txt",
+    pairs = _borg_pairs(_gz_or_plain(borg_dir / "prod-tasks-time0.txt"),
+                        _gz_or_plain(borg_dir / "prod-tasks-with-usage-time0.txt"),
                         lenient=lenient, report=report)
     extras["usage_pairs"] = pairs
     keys = pd.MultiIndex.from_arrays([pairs["job_id"].astype(str),
@@ -654,7 +656,9 @@ def _borg_pairs(requests: Path, usage: Path, *, lenient: bool,
         on=key, how="inner")
     report.count("borg_usage_pairs", pairs.height)
     report.count("borg_requests_without_usage", req.height - pairs.height)
-    ratio = lambda u, r: pl.when(pl.col(r) > 0).then(pl.col(u) / pl.col(r)).otherwise(None)  # noqa: E731
+    def ratio(used: str, request: str) -> pl.Expr:
+        return pl.when(pl.col(request) > 0).then(pl.col(used) / pl.col(request)).otherwise(None)
+
     pairs = pairs.with_columns(ratio("cpu_usage", "cpu_request").alias("cpu_ratio"),
                                ratio("mem_usage", "mem_request").alias("mem_ratio"))
     return pairs.with_columns(pl.col("job_id").cast(pl.String)).to_pandas()

@@ -65,7 +65,8 @@ def quantile_table(values: np.ndarray | pd.Series, qs=QUANTILES) -> dict[str, fl
 def _mix(series: pd.Series, top: int = 12) -> dict[str, dict[str, float]]:
     counts = series.value_counts()
     total = counts.sum()
-    return {str(k): {"tasks": int(v), "share": float(v / total)} for k, v in counts.head(top).items()}
+    return {str(k): {"tasks": int(v), "share": float(v / total)}
+            for k, v in counts.head(top).items()}
 
 
 def summarize(df: pd.DataFrame) -> dict[str, Any]:
@@ -80,7 +81,8 @@ def summarize(df: pd.DataFrame) -> dict[str, Any]:
     n_edges = int((df["parents"].str.count(";") + (df["parents"] != "")).sum())
     return {
         "jobs": int(per_job.size), "tasks": int(len(df)), "instances": int(df["instances"].sum()),
-        "first_submit": float(df["submit_time"].min()), "last_submit": float(df["submit_time"].max()),
+        "first_submit": float(df["submit_time"].min()),
+        "last_submit": float(df["submit_time"].max()),
         "last_end": float(end.max()), "span": float(end.max() - df["submit_time"].min()),
         "duration": quantile_table(df["duration"]), "cpu": quantile_table(df["cpu"]),
         "mem": quantile_table(df["mem"]),

@@ -112,7 +112,7 @@ def read_swf_jobs(path: str | Path, *, lenient: bool = False,
     frame = policy.reject(frame, frame["submit"] == -1, reason="unknown submit time",
                           column="submit", message=lambda r: "the submit time is unknown (-1)",
                           expected="seconds >= 0")
-    frame = policy.reject(frame, frame["job"].is_duplicated(), reason="job number repeated",
+    frame = policy.reject(frame, ~frame["job"].is_first_distinct(), reason="job number repeated",
                           column="job", message=lambda r: f"job {r['job']:g} appears twice",
                           expected="unique job numbers")
     return frame, meta

@@ -81,7 +81,7 @@ def read_swim_jobs(path: str | Path, *, lenient: bool = False,
                           message=lambda r: f"impossible time {r['submit_time']:g}: earlier "
                                             "than a previous job (submit times are cumulative)",
                           expected="non-decreasing submit times")
-    frame = policy.reject(frame, frame["job_id"].is_duplicated(), reason="job id repeated",
+    frame = policy.reject(frame, ~frame["job_id"].is_first_distinct(), reason="job id repeated",
                           column="job_id", message=lambda r: f"job {r['job_id']!r} appears twice",
                           expected="unique job ids")
     gaps = frame["submit_time"].diff().fill_null(frame["submit_time"][0] if frame.height else 0)
@@ -102,7 +102,8 @@ def swim_tasks(jobs: pl.DataFrame, **rules: float) -> pd.DataFrame:
                                            r["max_reduce_tasks"]), 0).astype(np.int64)
     map_bytes = inp + np.where(has_reduce, 0.0, out_bytes)
     map_dur = r["task_overhead_s"] + map_bytes / maps / r["map_rate"]
-    red_dur = r["task_overhead_s"] + (shuffle + out_bytes) / np.maximum(reduces, 1) / r["reduce_rate"]
+    per_reducer = (shuffle + out_bytes) / np.maximum(reduces, 1)
+    red_dur = r["task_overhead_s"] + per_reducer / r["reduce_rate"]
     base = {"job_id": jobs["job_id"].to_numpy(), "submit_time": jobs["submit_time"].to_numpy(),
             "cpu": r["cpu_per_task"], "mem": r["mem_per_task_gib"]}
     order = np.arange(len(inp))
