@@ -13,5 +13,8 @@ from schedlab.policies.registry import make_policy, policy_ids  # noqa: E402
 from schedlab.run import RunResult, simulate  # noqa: E402
 from schedlab.workload.job import Workload  # noqa: E402
 
-__all__ = ["ClusterSpec", "EngineConfig", "InputError", "RunResult", "Workload", "__version__",
+from schedlab.reports.compare import compare  # noqa: E402
+from schedlab.sweeps import sweep  # noqa: E402
+
+__all__ = ["compare", "sweep", "ClusterSpec", "EngineConfig", "InputError", "RunResult", "Workload", "__version__",
            "homogeneous_cluster", "make_policy", "policy_ids", "read_cluster", "simulate"]

@@ -83,6 +83,10 @@ class Simulation:
         self.events = ev.EventQueue()
         # --- machines -------------------------------------------------------
         self.capacity = cluster.capacity.copy()
+        self._cap_eps = self.capacity + _EPS
+        self._slots_limited = bool(np.isfinite(self.capacity[:, R_SLOTS]).any())
+        self._n_tasks = T
+        self._n_machines = M
         self.speed = cluster.speed.copy()
         self.alive = cluster.add_time <= 0.0
         self.allocated = np.zeros((M, _NR))
@@ -758,30 +762,36 @@ class Simulation:
 
     def _do_place(self, a: Place) -> tuple[Status, str]:
         t, m, n = a.task, a.machine, a.count
-        if not 0 <= t < self.w.n_tasks:
-            return Status.INFEASIBLE, f"unknown task {t}"
-        bad = self._valid_machine(m)
-        if bad:
-            return Status.INFEASIBLE, bad
+        if not (0 <= t < self._n_tasks and 0 <= m < self._n_machines and self.alive[m]):
+            if not 0 <= t < self._n_tasks:
+                return Status.INFEASIBLE, f"unknown task {t}"
+            return Status.INFEASIBLE, self._valid_machine(m)
         if n < 1:
             return Status.ERROR, f"count {n} < 1"
-        if a.opportunistic and not self.policy.oversubscribes:
+        opp = a.opportunistic
+        if opp and not self.policy.oversubscribes:
             return Status.INFEASIBLE, "policy does not declare oversubscribes=True"
         if (self._heartbeat_machine is not None and not a.from_queue
-                and m != self._heartbeat_machine and not a.opportunistic):
+                and m != self._heartbeat_machine and not opp):
             return Status.UNSCHEDULABLE, f"machine {m} is not the heartbeating node"
         need = self.w.request[t] * n
-        cap = self.capacity[m]
-        slots_used = self.allocated[m, R_SLOTS] + self.opp_allocated[m, R_SLOTS]
-        if slots_used + n > cap[R_SLOTS] + _EPS:
+        alloc = self.allocated[m]
+        if self._slots_limited and (alloc[R_SLOTS] + self.opp_allocated[m, R_SLOTS] + n
+                                    > self._cap_eps[m, R_SLOTS]):
             return Status.UNSCHEDULABLE, f"machine {m} has no free slot"
-        if not a.opportunistic:
-            job = int(self.w.job[t])
-            own = self.reservations.get((m, job))
-            free = cap - self.allocated[m] - self.reserved[m]
-            if own is not None:
-                free = free + own
-            if (need > free + _EPS).any():
+        if not opp:
+            if self.reservations:
+                own = self.reservations.get((m, int(self.w.job[t])))
+                free = self.capacity[m] - alloc - self.reserved[m]
+                if own is not None:
+                    free = free + own
+                bad = (need > free + _EPS).any()
+            else:
+                bad = (alloc + need > self._cap_eps[m]).any()
+                free = None
+            if bad:
+                if free is None:
+                    free = self.capacity[m] - alloc
                 r = int(np.argmax(need - free))
                 return Status.UNSCHEDULABLE, (f"{RESOURCES[r]} {need[r]:g} > free {free[r]:g} "
                                               f"on machine {m}")
@@ -797,7 +807,7 @@ class Simulation:
             self._pending_total -= n
             runs = [(lo, k, np.nan) for lo, k in self._take_pending(t, n)]
         self._touch(m)
-        if not a.opportunistic:
+        if not opp and self.reservations:
             own = self.reservations.get((m, int(self.w.job[t])))
             if own is not None:
                 used_res = np.minimum(own, need)

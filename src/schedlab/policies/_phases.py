@@ -57,7 +57,7 @@ def candidate_mask(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
     """
     if free.shape[1] >= 2 and free.shape[0] > 1:
         a, b = free[:, 0], free[:, 1]
-        order = np.lexsort((-b, -a))              # by a desc, then b desc
+        order = np.argsort(-a, kind="stable")     # by a desc (ties keep a superset: still exact)
         bs = b[order]
         prev_max = np.maximum.accumulate(np.concatenate(([-np.inf], bs[:-1])))
         front = order[bs > prev_max]              # strictly better in b than all with more a

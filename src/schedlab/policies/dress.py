@@ -1,0 +1,337 @@
+"""DRESS: dynamic resource reservation for small- and large-demand jobs (seed 003).
+
+Also provides :class:`YarnContainers`, the YARN container model (per-container start-up
+delay, allocation on a periodic scheduler tick) wrapped around any other policy, so that
+the Capacity baseline runs under the same container life cycle as DRESS.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from schedlab.cluster.spec import R_SLOTS
+from schedlab.policies._dress_estimators import JobTracker, StartupDelay, adjust_delta
+from schedlab.policies._phases import fit_counts, spread
+from schedlab.policies.base import Place, Policy, PolicyParams
+from schedlab.policies.registry import make_policy, register
+
+__all__ = ["DressPolicy", "YarnContainers", "job_peak_demand", "app_ordered", "SD", "LD"]
+
+SD, LD = 0, 1   # category codes: small demand (1 in the paper), large demand (2)
+
+
+def job_peak_demand(workload) -> np.ndarray:
+    """r_i per job: the container demand of its widest phase.
+
+    A phase is the set of task rows of a job that share a ``stage`` label (heading and
+    trailing rows carry their phase's label); rows without a label are their own phase.
+    """
+    w = workload
+    stage = np.asarray(w.stage, dtype=object).astype(str)
+    label = np.where(stage == "", np.asarray(w.task_ids, dtype=str), stage)
+    df = pd.DataFrame({"job": w.job, "label": label, "n": w.instances})
+    width = df.groupby(["job", "label"], sort=False)["n"].sum()
+    peak = width.groupby(level=0).max()
+    out = np.zeros(w.n_jobs, dtype=np.int64)
+    out[peak.index.to_numpy()] = peak.to_numpy()
+    return out
+
+
+def _place_containers(t: int, n: int, req: np.ndarray, free: np.ndarray, delays: np.ndarray,
+                      reason: str) -> list[Place]:
+    """Up to ``n`` containers of task ``t``, first-fit, one Place per container."""
+    counts = fit_counts(free, req)
+    out: list[Place] = []
+    k = 0
+    for m, c in spread(counts, n):
+        for _ in range(c):
+            out.append(Place(t, m, 1, startup_delay=float(delays[k]), reason=reason))
+            k += 1
+        free[m] -= req * c
+    return out
+
+
+@register
+class DressPolicy(Policy):
+    """DRESS (Mao et al., IEEE CLOUD 2018): two container pools with a dynamic reserve ratio δ.
+
+    Reference
+        Y. Mao, V. Green, J. Wang, H. Xiong, Z. Guo, "DRESS: Dynamic RESource-reservation
+        Scheme for Congested Data-intensive Computing Platforms", IEEE CLOUD 2018;
+        SEEDS_SPEC §3 (errata §3.11 applied).
+    Assumptions
+        Slot model: each task instance holds one container (the ``slots`` resource, plus
+        whatever else it requests). A job's phases are the stage labels of its task rows;
+        its demand r_i is its widest phase. Containers are allocated on a periodic tick
+        (``tick`` seconds, the NM heartbeat) and each container waits a start-up delay
+        drawn from :class:`StartupDelay` (allocated → acquired → running) before its task
+        runs. The policy sees container starts/finishes only at ticks, as YARN's RM does.
+    Decision
+        Every tick: (1) feed Algorithms 1-2 (:class:`JobTracker`) with the containers that
+        moved to Running/Completed; (2) forecast each category's releases by now + H
+        (eqs. 1-3); (3) adjust δ with Algorithm 3 (:func:`adjust_delta`); (4) hand free
+        containers to each category FIFO by job submission within its strict pool limit
+        (SD: ⌊δ·Tot_R⌋ containers, LD: the rest). A job is SD if r_i ≤ θ·Tot_R
+        (``classify_against="total"``, spec §3.6) or θ·A_c (``"available"``, literal).
+    Complexity
+        O(G + J·P) per tick for G live containers, J active jobs and P phases per job, plus
+        O(M) numpy per task placed.
+    Departures from the spec
+        In Algorithm 3 ``F_x`` is read as the forecast *releases* of category x (eq. 1
+        without its A_c term), because the algorithm already adds A_cx; the spec's
+        F_x = A_cx + releases would count A_cx twice. A job's forecast releases are capped at
+        the containers it holds. Trailing tasks are handed to the next phase once per phase.
+        ``forecasts`` records (time, A_c, H, forecast releases) at each H in
+        ``record_horizons`` for the estimator check (S9).
+    """
+
+    name = "dress"
+    description = "DRESS: small/large job pools with a reserve ratio adjusted from release forecasts"
+
+    class Params(PolicyParams):
+        theta: float = 0.10                 # θ: job indicator
+        delta_init: float = 0.10            # initial reserve ratio δ
+        delta_min: float = 0.05
+        delta_max: float = 0.95
+        t_s: float = 5                      # start threshold (task count)
+        t_e: float = 5                      # end threshold (task count)
+        pw: float = 10.0                    # phase window, seconds
+        tick: float = 1.0                   # scheduler tick / NM heartbeat, seconds
+        horizon: float = 1.0                # H of Algorithm 3 ("t+1")
+        adjust: bool = True                 # False: δ stays at delta_init (static split)
+        classify_against: Literal["total", "available"] = "total"
+        pending_demand: Literal["unstarted", "outstanding"] = "outstanding"
+        startup_median: float = 1.5         # container start-up delay (StartupDelay)
+        startup_sigma: float = 0.5
+        record_horizons: tuple[float, ...] = (10.0,)
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        w = workload
+        p = self.params
+        self.delay = StartupDelay(p.startup_median, p.startup_sigma)
+        self.demand = job_peak_demand(w)
+        J = w.n_jobs
+        self.job_submit = np.full(J, np.inf)
+        np.minimum.at(self.job_submit, w.job, w.submit_time)
+        self.category = np.full(J, -1, dtype=np.int64)
+        self.job_started = np.zeros(J, dtype=bool)
+        self.trackers: dict[int, JobTracker] = {}
+        self.delta = float(p.delta_init)
+        self.prev: dict[tuple[int, float], tuple[int, bool]] = {}   # key -> (job, seen running)
+        self.forecasts: list[tuple[float, int, float, float, float, float]] = []
+        self.delta_trace: list[tuple[float, float]] = []
+        self.job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
+
+    def timers(self):
+        return {"dress-tick": self.params.tick}
+
+    # -- helpers ---------------------------------------------------------------------
+    def _classify(self, jobs: np.ndarray, tot: float, avail: float) -> None:
+        new = jobs[self.category[jobs] < 0]
+        if not len(new):
+            return
+        ref = tot if self.params.classify_against == "total" else avail
+        self.category[new] = np.where(self.demand[new] <= self.params.theta * ref, SD, LD)
+
+    def _observe(self, view, now: float) -> None:
+        """Algorithms 1-2: feed each job's tracker with this tick's container transitions."""
+        w = self.workload
+        rg = view.running_groups()
+        started: dict[int, list] = {}
+        completed: dict[int, list] = {}
+        cur: dict[tuple[int, float], tuple[int, bool]] = {}
+        jobs = w.job[rg.task]
+        for gid, at, j, run in zip(rg.gid.tolist(), rg.alloc_time.tolist(), jobs.tolist(),
+                                   rg.running.tolist()):
+            key = (gid, at)
+            seen = self.prev.get(key, (j, False))[1]
+            if run and not seen:
+                started.setdefault(j, []).append(key)
+            cur[key] = (j, seen or run)
+        for key, (j, seen) in self.prev.items():
+            if key not in cur:
+                if not seen:          # started and finished between two ticks
+                    started.setdefault(j, []).append(key)
+                completed.setdefault(j, []).append(key)
+        self.prev = cur
+        p = self.params
+        active = set(started) | set(completed) | {j for j, tr in self.trackers.items()
+                                                  if not tr.finished}
+        for j in sorted(active):
+            tr = self.trackers.get(j)
+            if tr is None:
+                tr = self.trackers[j] = JobTracker(t_s=p.t_s, t_e=p.t_e, pw=p.pw)
+            tasks = w.tasks_of(j)
+            done = bool((view.ended[tasks] == w.instances[tasks]).all())
+            tr.tick(now, started.get(j, ()), completed.get(j, ()), job_done=done)
+
+    def _pending_demand(self, view, submitted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Jobs counted in P_1/P_2 and their demand r_i.
+
+        ``unstarted`` (spec §3.10 item 4): submitted jobs with no container yet, demand r_i.
+        ``outstanding``: also started jobs that still have pending container requests,
+        counted with those requests (what YARN's RM sees as an app's pending asks).
+        """
+        unstarted = submitted[~self.job_started[submitted]]
+        if self.params.pending_demand == "unstarted":
+            return unstarted, self.demand[unstarted].astype(float)
+        w = self.workload
+        outstanding = np.bincount(w.job, weights=view.pending, minlength=w.n_jobs)
+        started = submitted[self.job_started[submitted] & (outstanding[submitted] > 0)]
+        jobs = np.concatenate([unstarted, started])
+        need = np.concatenate([self.demand[unstarted].astype(float), outstanding[started]])
+        return jobs, need
+
+    def _releases(self, now: float, horizon: float) -> np.ndarray:
+        out = np.zeros(2)
+        for j, tr in self.trackers.items():
+            if tr.finished or self.category[j] < 0:
+                continue
+            out[self.category[j]] += tr.future_releases(now, horizon)
+        return out
+
+    # -- decision --------------------------------------------------------------------
+    def decide(self, view) -> Sequence[Place]:
+        if "dress-tick" not in view.trigger.timers:
+            return ()
+        now = view.now
+        p = self.params
+        w = self.workload
+        self._observe(view, now)
+        alive = view.alive
+        tot = float(view.capacity[alive, R_SLOTS].sum())
+        free = view.free()
+        a_c = float(free[:, R_SLOTS].sum())
+        submitted = np.flatnonzero(self.job_submit <= now + 1e-9)
+        self._classify(submitted, tot, a_c)
+        occ = np.zeros(2)
+        cat_ok = self.category >= 0
+        np.add.at(occ, self.category[cat_ok], view.job_allocated[cat_ok, R_SLOTS])
+        # release forecasts (recorded for the estimator check at the requested horizons)
+        for h in p.record_horizons:
+            rel = self._releases(now, h)
+            self.forecasts.append((now, int(a_c), float(h), float(rel.sum()),
+                                   float(rel[SD]), float(rel[LD])))
+        rel = self._releases(now, p.horizon)
+        # Algorithm 3 on the pending (not started) jobs of each category
+        a1 = min(a_c, max(0.0, math.floor(self.delta * tot + 1e-9) - occ[SD]))
+        a2 = max(0.0, a_c - a1)
+        pend, need = self._pending_demand(view, submitted)
+        pend_cat = self.category[pend]
+        if p.adjust and tot > 0:
+            self.delta = adjust_delta(
+                self.delta, tot=tot, a1=a1, a2=a2, f1=float(rel[SD]), f2=float(rel[LD]),
+                sd_pending=need[pend_cat == SD].tolist(),
+                ld_pending=need[pend_cat == LD].tolist(),
+                bounds=(p.delta_min, p.delta_max))
+        self.delta_trace.append((now, self.delta))
+        # container assignment: FIFO by job submission inside each strict pool
+        limit1 = math.floor(self.delta * tot + 1e-9)
+        room = np.array([max(0.0, limit1 - occ[SD]), max(0.0, tot - limit1 - occ[LD])])
+        order = app_ordered(view.pending_tasks(), self.job_submit, w.job)
+        if not len(order) or a_c <= 0:
+            return ()
+        actions: list[Place] = []
+        left = a_c
+        for t in order.tolist():
+            j = int(w.job[t])
+            c = int(self.category[j])
+            n = int(min(view.pending[t], room[c], left))
+            if n <= 0:
+                if left <= 0:
+                    break
+                continue
+            placed = _place_containers(t, n, w.request[t], free,
+                                       self.delay.draw(self.rng, n), "dress")
+            if placed:
+                self.job_started[j] = True
+                room[c] -= len(placed)
+                left -= len(placed)
+                actions.extend(placed)
+        return actions
+
+
+def app_ordered(order: np.ndarray, job_submit: np.ndarray, job: np.ndarray) -> np.ndarray:
+    """Pending tasks by application submission (YARN's FIFO ordering policy), then by
+    readiness inside an application."""
+    if not len(order):
+        return order
+    jb = job[order]
+    return order[np.lexsort((np.arange(len(order)), jb, job_submit[jb]))]
+
+
+class _AppOrderView:
+    """A view whose ``pending_tasks()`` is in application order; all else delegated."""
+
+    def __init__(self, view, job_submit: np.ndarray, job: np.ndarray) -> None:
+        self._view, self._submit, self._job = view, job_submit, job
+
+    def pending_tasks(self) -> np.ndarray:
+        return app_ordered(self._view.pending_tasks(), self._submit, self._job)
+
+    def __getattr__(self, name: str):
+        return getattr(self._view, name)
+
+
+class YarnContainers(Policy):
+    """The YARN container model around another policy (used for the Capacity baseline).
+
+    Decisions are taken only on the periodic ``tick`` (the RM allocates on NM heartbeats)
+    and every placed container waits its own start-up delay from :class:`StartupDelay`
+    before the task runs. The inner policy sees the same view and keeps its own logic;
+    its random generator and the delay generator are independent children of the seed.
+    With ``app_order`` the inner policy sees pending tasks ordered by application
+    submission (YARN's FIFO ordering policy inside a queue, spec §3.7) instead of by task
+    readiness.
+    """
+
+    name = ""  # not registered: a wrapper, built in code
+    description = "YARN container life cycle (tick allocation, start-up delay) around a policy"
+
+    class Params(PolicyParams):
+        tick: float = 1.0
+        startup_median: float = 1.5
+        startup_sigma: float = 0.5
+        app_order: bool = True              # pending tasks by application submission
+
+    def __init__(self, inner: Policy | str, inner_params: dict[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.inner = make_policy(inner, inner_params) if isinstance(inner, str) else inner
+        self.name = f"{self.inner.name}+yarn"
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        inner_rng, delay_rng = rng.spawn(2)
+        self.inner.reset(cluster, workload, inner_rng)
+        self.delay_rng = delay_rng
+        self.delay = StartupDelay(self.params.startup_median, self.params.startup_sigma)
+        self.job_submit = np.full(workload.n_jobs, np.inf)
+        np.minimum.at(self.job_submit, workload.job, workload.submit_time)
+
+    def timers(self):
+        return {**self.inner.timers(), "yarn-tick": self.params.tick}
+
+    def describe_params(self) -> dict[str, Any]:
+        return {**self.params.model_dump(), "inner": self.inner.name,
+                "inner_params": self.inner.describe_params()}
+
+    def decide(self, view):
+        if "yarn-tick" not in view.trigger.timers:
+            return ()
+        out = []
+        if self.params.app_order:
+            view = _AppOrderView(view, self.job_submit, self.workload.job)
+        for a in self.inner.decide(view) or ():
+            if isinstance(a, Place) and not a.from_queue:
+                d = self.delay.draw(self.delay_rng, a.count)
+                out.extend(Place(a.task, a.machine, 1, opportunistic=a.opportunistic,
+                                 sticky=a.sticky, resumable=a.resumable,
+                                 startup_delay=float(x), reason=a.reason) for x in d)
+            else:
+                out.append(a)
+        return out

@@ -1,0 +1,162 @@
+"""One self-contained HTML file: inline CSS, figures embedded as base64 PNG, no network.
+
+A report is a title, a "how to rerun" block (workload, cluster, policy parameters, seeds,
+schedlab version, command) and a list of :class:`Section`. Each section holds HTML
+fragments made with :func:`table_html`, :func:`image_html` and :func:`paragraph`.
+
+A short inline script (no external resources) writes, once the page has loaded, how many
+embedded images decoded into ``#render-check``; headless-browser tests read it back.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Section", "image_html", "paragraph", "render_html", "table_html", "write_html"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2733;background:#fff}
+header{background:#1d3557;color:#fff;padding:18px 32px}
+header h1{margin:0;font-size:1.5em} header p{margin:4px 0 0;opacity:.85}
+main{padding:8px 32px 40px;max-width:1280px}
+nav{padding:10px 32px;background:#f1f4f8;border-bottom:1px solid #d6dde6;font-size:.9em}
+nav a{margin-right:14px;color:#1d3557}
+section{margin-top:26px} h2{border-bottom:2px solid #d6dde6;padding-bottom:4px;font-size:1.2em}
+table{border-collapse:collapse;font-size:.82em;margin:8px 0}
+th,td{border:1px solid #d6dde6;padding:3px 7px;text-align:right}
+th{background:#f1f4f8} td.l,th.l{text-align:left}
+tr.mean td{font-weight:600;background:#fbfbe8}
+.pass{color:#1a7f37;font-weight:700} .fail{color:#cf222e;font-weight:700}
+img{max-width:100%;border:1px solid #e3e8ee;margin:6px 0}
+figure{margin:10px 0} figcaption{font-size:.85em;color:#57606a}
+pre{background:#f6f8fa;padding:8px 12px;overflow-x:auto;font-size:.85em}
+.note{color:#57606a;font-size:.88em} #render-check{color:#9aa4ae;font-size:.75em}
+"""
+
+_SCRIPT = """
+window.addEventListener("load", function () {
+  var imgs = document.images, ok = 0;
+  for (var i = 0; i < imgs.length; i++) { if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++; }
+  var el = document.getElementById("render-check");
+  el.textContent = "images decoded: " + ok + "/" + imgs.length;
+  el.setAttribute("data-images-ok", String(ok));
+  el.setAttribute("data-images-total", String(imgs.length));
+});
+"""
+
+
+@dataclass
+class Section:
+    """A titled part of the report; ``id`` is the anchor (also checked by tests)."""
+
+    id: str
+    title: str
+    parts: list[str] = field(default_factory=list)
+
+    def add(self, fragment: str) -> "Section":
+        self.parts.append(fragment)
+        return self
+
+
+def paragraph(text: str, *, cls: str | None = None) -> str:
+    c = f' class="{cls}"' if cls else ""
+    return f"<p{c}>{html.escape(text)}</p>"
+
+
+def image_html(png: bytes | Any, caption: str = "", *, alt: str | None = None) -> str:
+    """An ``<img>`` with the PNG inline as a data URI. ``png`` may be a matplotlib Figure."""
+    if not isinstance(png, (bytes, bytearray)):
+        from schedlab.reports.plots import figure_png
+        png = figure_png(png)
+    b64 = base64.b64encode(bytes(png)).decode("ascii")
+    alt = html.escape(alt or caption or "figure")
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return f'<figure><img alt="{alt}" src="data:image/png;base64,{b64}">{cap}</figure>'
+
+
+def _fmt(v: Any) -> str:
+    if v is None or v is pd.NA:
+        return ""
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return "" if v is None or np.isnan(v) else ("∞" if v > 0 else "-∞")
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (float, np.floating)):
+        a = abs(float(v))
+        if a == 0:
+            return "0"
+        if a >= 1e5 or a < 1e-3:
+            return f"{float(v):.3g}"
+        return f"{float(v):,.4g}"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    return str(v)
+
+
+def table_html(df: pd.DataFrame, *, row_class: Sequence[str] | None = None,
+               verdict_column: str | None = None, max_rows: int = 500) -> str:
+    """An HTML table of ``df`` (numbers formatted, text escaped, first columns left-aligned)."""
+    df = df.head(max_rows)
+    cols = list(df.columns)
+    text_cols = {c for c in cols if not pd.api.types.is_numeric_dtype(df[c]) or c in ("seed",)}
+    head = "".join(f'<th class="{"l" if c in text_cols else ""}">{html.escape(str(c))}</th>' for c in cols)
+    rows = []
+    for i, rec in enumerate(df.itertuples(index=False, name=None)):
+        cells = []
+        for c, v in zip(cols, rec):
+            cl = "l" if c in text_cols else ""
+            s = html.escape(str(v) if c == "seed" and not pd.isna(v) else _fmt(v))
+            if verdict_column and c == verdict_column:
+                cl += " pass" if str(v).upper() == "PASS" else " fail"
+            cells.append(f'<td class="{cl.strip()}">{s}</td>')
+        rc = f' class="{row_class[i]}"' if row_class is not None and row_class[i] else ""
+        rows.append(f"<tr{rc}>{''.join(cells)}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _meta_html(meta: Mapping[str, Any]) -> str:
+    rows = []
+    for k, v in meta.items():
+        if isinstance(v, (dict, list)):
+            v = json.dumps(v, default=str)
+        rows.append(f'<tr><th class="l">{html.escape(str(k))}</th>'
+                    f'<td class="l">{html.escape(str(v))}</td></tr>')
+    return f"<table>{''.join(rows)}</table>"
+
+
+def render_html(title: str, sections: Sequence[Section], *, meta: Mapping[str, Any] | None = None,
+                subtitle: str = "") -> str:
+    """The whole page. ``meta`` becomes the "How to rerun" section, placed first."""
+    import schedlab
+    meta = dict(meta or {})
+    meta.setdefault("schedlab version", schedlab.__version__)
+    meta.setdefault("generated", _dt.datetime.now().isoformat(timespec="seconds"))
+    all_sections = [Section("rerun", "How to rerun", [_meta_html(meta)]), *sections]
+    nav = "".join(f'<a href="#{s.id}">{html.escape(s.title)}</a>' for s in all_sections)
+    body = "".join(f'<section id="{html.escape(s.id)}"><h2>{html.escape(s.title)}</h2>'
+                   f'{"".join(s.parts)}</section>' for s in all_sections)
+    sub = f"<p>{html.escape(subtitle)}</p>" if subtitle else ""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+            f"<header><h1>{html.escape(title)}</h1>{sub}</header><nav>{nav}</nav><main>{body}"
+            f'<p id="render-check">images not checked (scripts disabled)</p></main>'
+            f"<script>{_SCRIPT}</script></body></html>\n")
+
+
+def write_html(path: str | Path, title: str, sections: Sequence[Section], **kw: Any) -> Path:
+    """Render and write atomically (a temporary file renamed into place)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(render_html(title, sections, **kw), encoding="utf-8")
+    tmp.replace(path)
+    return path

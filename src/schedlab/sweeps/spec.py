@@ -1,0 +1,260 @@
+"""The sweep specification (``SPEC.toml``) and its expansion into trials.
+
+A sweep is a grid, or a random sample, over policies × parameters × workloads × clusters
+× seeds::
+
+    name = "fifo-demo"
+    mode = "grid"                 # or "random"
+    seeds = 3                     # a count (derived with SeedSequence.spawn) or a list
+    base_seed = 0
+    workloads = ["builtin:demo"]
+    clusters = ["builtin:demo"]
+
+    [engine]                      # optional EngineConfig fields
+    stall_limit = 3
+
+    [[policies]]
+    id = "fifo"
+    params = { strict = [true, false], placement = ["first-fit", "best-fit"] }
+
+Parameter values:
+
+- a scalar is fixed; a list is one axis of the grid (random mode: a uniform choice);
+  to pass a list-valued parameter, wrap it: ``weights = [[1, 2]]``;
+- a table ``{ low = 0.5, high = 0.9, num = 5 }`` is ``num`` evenly spaced values in grid
+  mode (``log = true`` for a geometric range, ``integer = true`` to round) and a uniform
+  (log-uniform) draw in random mode;
+- random mode draws ``samples`` parameter sets per policy from a generator seeded by
+  ``base_seed``, so the trial list, and so resuming, is reproducible.
+
+Every trial runs on every workload × cluster × seed. Seeds are
+``SeedSequence(base_seed).spawn(seeds)`` (:func:`schedlab.reproduce.common.seed_list`), the
+same list :func:`schedlab.compare` uses, so a sweep and a comparison agree seed for seed.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from schedlab.errors import InputError
+
+__all__ = ["Range", "PolicyAxis", "SweepSpec", "TrialConfig", "load_spec", "trial_id"]
+
+
+class Range(BaseModel):
+    """A numeric range: ``num`` grid points, or a uniform draw in random mode."""
+
+    model_config = ConfigDict(extra="forbid")
+    low: float
+    high: float
+    num: int = Field(default=5, ge=1)
+    log: bool = False
+    integer: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> "Range":
+        if self.high < self.low:
+            msg = f"high ({self.high}) is below low ({self.low})"
+            raise ValueError(msg)
+        if self.log and self.low <= 0:
+            msg = "a log range needs low > 0"
+            raise ValueError(msg)
+        return self
+
+    def grid(self) -> list[Any]:
+        f = np.geomspace if self.log else np.linspace
+        vals = f(self.low, self.high, self.num)
+        return _dedupe([int(round(v)) if self.integer else float(v) for v in vals])
+
+    def draw(self, rng: np.random.Generator) -> Any:
+        if self.log:
+            v = float(np.exp(rng.uniform(np.log(self.low), np.log(self.high))))
+        else:
+            v = float(rng.uniform(self.low, self.high))
+        return int(round(v)) if self.integer else v
+
+
+Scalar = Union[bool, int, float, str]
+ParamValue = Union[Range, list[Any], Scalar]
+
+
+class PolicyAxis(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    label: str | None = None
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+
+
+class TrialConfig(BaseModel):
+    """Everything one trial depends on; :attr:`trial_id` is a stable hash of it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    policy: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    workload: str = "builtin:demo"
+    cluster: str = "builtin:demo"
+    seed: int = 0
+    seed_index: int = 0
+    engine: dict[str, Any] = Field(default_factory=dict)
+    label: str = ""
+
+    @property
+    def trial_id(self) -> str:
+        return trial_id(self)
+
+
+def trial_id(cfg: TrialConfig) -> str:
+    """16 hex digits of SHA-256 over the canonical JSON of what the result depends on.
+
+    ``seed_index`` and ``label`` are bookkeeping and are left out: the same policy,
+    parameters, workload, cluster, seed and engine config always get the same id.
+    """
+    key = {"policy": cfg.policy, "params": cfg.params, "workload": cfg.workload,
+           "cluster": cfg.cluster, "seed": int(cfg.seed), "engine": cfg.engine}
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _dedupe(vals: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for v in vals:
+        if not any(v == o and type(v) is type(o) for o in out):
+            out.append(v)
+    return out
+
+
+class SweepSpec(BaseModel):
+    """A validated sweep specification. Build with :func:`load_spec` or directly."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = "sweep"
+    mode: Literal["grid", "random"] = "grid"
+    samples: int = Field(default=10, ge=1, description="random mode: parameter sets per policy")
+    seeds: Union[int, list[int]] = 3
+    base_seed: int = 0
+    workloads: list[str] = Field(default_factory=lambda: ["builtin:demo"], min_length=1)
+    clusters: list[str] = Field(default_factory=lambda: ["builtin:demo"], min_length=1)
+    engine: dict[str, Any] = Field(default_factory=dict)
+    policies: list[PolicyAxis] = Field(min_length=1)
+    source: str | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _check(self) -> "SweepSpec":
+        if isinstance(self.seeds, int) and self.seeds < 1:
+            msg = "seeds must be at least 1"
+            raise ValueError(msg)
+        if isinstance(self.seeds, list) and not self.seeds:
+            msg = "seeds must not be empty"
+            raise ValueError(msg)
+        return self
+
+    def seed_values(self) -> list[int]:
+        from schedlab.reproduce.common import seed_list
+        if isinstance(self.seeds, int):
+            return seed_list(self.seeds, self.base_seed)
+        return [int(s) for s in self.seeds]
+
+    def _param_sets(self) -> list[tuple[PolicyAxis, dict[str, Any]]]:
+        out: list[tuple[PolicyAxis, dict[str, Any]]] = []
+        rng = np.random.default_rng([self.base_seed, 0x5EED])
+        for ax in self.policies:
+            names = list(ax.params)
+            if self.mode == "grid":
+                axes = []
+                for n in names:
+                    v = ax.params[n]
+                    axes.append(v.grid() if isinstance(v, Range) else v if isinstance(v, list) else [v])
+                for combo in itertools.product(*axes):
+                    out.append((ax, dict(zip(names, combo))))
+            else:
+                for _ in range(self.samples):
+                    p = {}
+                    for n in names:
+                        v = ax.params[n]
+                        if isinstance(v, Range):
+                            p[n] = v.draw(rng)
+                        elif isinstance(v, list):
+                            p[n] = v[int(rng.integers(len(v)))] if v else None
+                        else:
+                            p[n] = v
+                    out.append((ax, p))
+        return out
+
+    def trials(self) -> list[TrialConfig]:
+        """All trials in a stable order (policies, parameter sets, workloads, clusters, seeds).
+
+        Each policy id and parameter set is validated against the registry first; a bad one
+        is an :class:`InputError` naming the spec file.
+        """
+        from schedlab.engine.config import EngineConfig
+        from schedlab.policies.registry import make_policy
+        try:
+            EngineConfig(**self.engine)
+        except ValidationError as exc:
+            raise InputError("engine: " + _errors_text(exc), file=self.source) from None
+        seeds = self.seed_values()
+        seen: set[str] = set()
+        out: list[TrialConfig] = []
+        for ax, params in self._param_sets():
+            try:
+                make_policy(ax.id, params)
+            except InputError as exc:
+                raise InputError(f"policies[{ax.id}]: {exc.message}", file=self.source) from None
+            label = ax.label or _label(ax.id, params)
+            for w in self.workloads:
+                for c in self.clusters:
+                    for si, s in enumerate(seeds):
+                        cfg = TrialConfig(policy=ax.id, params=params, workload=w, cluster=c, seed=s,
+                                          seed_index=si, engine=dict(self.engine), label=label)
+                        tid = cfg.trial_id
+                        if tid not in seen:
+                            seen.add(tid)
+                            out.append(cfg)
+        return out
+
+
+def _label(pid: str, params: dict[str, Any]) -> str:
+    if not params:
+        return pid
+    return pid + "[" + ";".join(f"{k}={json.dumps(v, default=str)}" for k, v in params.items()) + "]"
+
+
+def _errors_text(exc: ValidationError) -> str:
+    parts = []
+    for e in exc.errors():
+        loc = ".".join(str(p) for p in e["loc"] if not str(p).startswith(("function-", "union[")))
+        parts.append(f"{loc or '(top level)'}: {e['msg']}")
+    return "; ".join(dict.fromkeys(parts))
+
+
+def load_spec(spec: str | Path | dict | SweepSpec) -> SweepSpec:
+    """Read and validate a ``SPEC.toml`` (or a dict / SweepSpec). Errors name the file."""
+    if isinstance(spec, SweepSpec):
+        return spec
+    source = None
+    if isinstance(spec, dict):
+        data = dict(spec)
+    else:
+        path = Path(spec)
+        source = str(path)
+        if not path.exists():
+            raise InputError("sweep spec not found", file=source)
+        try:
+            import tomllib
+            data = tomllib.loads(path.read_text())
+        except Exception as exc:   # tomllib.TOMLDecodeError, UnicodeDecodeError
+            raise InputError(f"cannot parse TOML: {exc}", file=source) from None
+    try:
+        out = SweepSpec(**data)
+    except ValidationError as exc:
+        raise InputError(_errors_text(exc), file=source) from None
+    except TypeError as exc:
+        raise InputError(str(exc), file=source) from None
+    out.source = source
+    return out

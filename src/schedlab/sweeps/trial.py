@@ -1,0 +1,88 @@
+"""One trial: a pure function of its :class:`~schedlab.sweeps.spec.TrialConfig`.
+
+:func:`run_trial` builds the workload (a built-in workload is generated from the trial's
+seed), the cluster and the policy, runs the simulation and returns one flat result row:
+the config columns beside the metrics. It never raises: an exception becomes a row with
+``status == "failed"`` and the error text, so a sweep goes on.
+
+The local process pool and the Ray runner both call this function.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import traceback
+from functools import lru_cache
+from typing import Any
+
+from schedlab.sweeps.spec import TrialConfig
+
+__all__ = ["run_trial", "config_columns", "CONFIG_COLUMNS", "BOOKKEEPING_COLUMNS"]
+
+CONFIG_COLUMNS = ("trial_id", "label", "policy", "params", "workload", "cluster", "seed",
+                  "seed_index", "engine")
+# Columns that describe how/where a trial ran, not what it computed.
+BOOKKEEPING_COLUMNS = ("status", "error", "wall_seconds", "host", "pid", "finished_at")
+
+
+@lru_cache(maxsize=4)
+def _workload(spec: str, seed: int):
+    from schedlab.inputs import load_workload
+    return load_workload(spec, seed=seed)
+
+
+@lru_cache(maxsize=4)
+def _cluster(spec: str):
+    from schedlab.inputs import load_cluster
+    return load_cluster(spec)
+
+
+def config_columns(cfg: TrialConfig) -> dict[str, Any]:
+    """The config half of a result row (plus one ``param.<name>`` column per parameter)."""
+    row: dict[str, Any] = {
+        "trial_id": cfg.trial_id, "label": cfg.label, "policy": cfg.policy,
+        "params": json.dumps(cfg.params, sort_keys=True, default=str),
+        "workload": cfg.workload, "cluster": cfg.cluster, "seed": int(cfg.seed),
+        "seed_index": int(cfg.seed_index),
+        "engine": json.dumps(cfg.engine, sort_keys=True, default=str),
+    }
+    for k, v in cfg.params.items():
+        row[f"param.{k}"] = v if isinstance(v, (bool, int, float, str)) else json.dumps(v, default=str)
+    return row
+
+
+def run_trial(cfg: TrialConfig | dict[str, Any]) -> dict[str, Any]:
+    """Run one trial and return its result row (never raises for a trial's own error)."""
+    if not isinstance(cfg, TrialConfig):
+        cfg = TrialConfig(**cfg)
+    row = config_columns(cfg)
+    t0 = time.perf_counter()
+    try:
+        from schedlab.engine.config import EngineConfig
+        from schedlab.policies.registry import make_policy
+        from schedlab.reports.compare import summary_row
+        from schedlab.run import simulate
+        w, trace_cluster = _workload(cfg.workload, int(cfg.seed))
+        if cfg.cluster == "from-trace":
+            if trace_cluster is None:
+                msg = f"cluster 'from-trace' but {cfg.workload} lists no machines"
+                raise ValueError(msg)
+            c = trace_cluster
+        else:
+            c = _cluster(cfg.cluster)
+        res = simulate(w, c, make_policy(cfg.policy, cfg.params), seed=int(cfg.seed),
+                       config=EngineConfig(**cfg.engine))
+        metrics = summary_row(res.summary)
+        metrics["per_class"] = json.dumps(res.summary.get("per_class", {}), sort_keys=True, default=str)
+        row.update({"status": "ok", "error": ""})
+        row.update({k: (float(v) if not isinstance(v, bool) else v) for k, v in metrics.items()
+                    if k != "per_class"})
+        row["per_class"] = metrics["per_class"]
+    except Exception as exc:  # a trial's failure is data, not a crash of the sweep
+        tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        row.update({"status": "failed", "error": f"{type(exc).__name__}: {exc}\n" + "".join(tb[-3:])})
+    row.update({"wall_seconds": time.perf_counter() - t0, "host": socket.gethostname(),
+                "pid": os.getpid(), "finished_at": time.time()})
+    return row

@@ -1,0 +1,54 @@
+"""W-DRESS-* workload structure."""
+import numpy as np
+import pytest
+
+from schedlab.workload.dress_workloads import (MR_SMALL_IDS, SPARK_SMALL_IDS, mixed_workload,
+                                               mr_workload, small_job_ids, spark_workload,
+                                               swim_workload, toy_workload)
+
+
+@pytest.mark.parametrize("gen,ids", [(spark_workload, SPARK_SMALL_IDS),
+                                     (mr_workload, MR_SMALL_IDS)])
+def test_small_jobs_at_the_papers_ids(gen, ids):
+    f = gen(7)
+    assert small_job_ids(f) == {f"J{i:02d}" for i in ids}
+    width = f.groupby(["job_id", "stage"])["instances"].sum().groupby(level=0).max()
+    small = width[width.index.isin([f"J{i:02d}" for i in ids])]
+    large = width[~width.index.isin(small.index)]
+    assert small.between(2, 9).all() and large.between(15, 60).all()
+    sub = f.groupby("job_id")["submit_time"].first().to_numpy()
+    assert np.array_equal(sub, np.arange(20) * 5.0)
+
+
+def test_heading_and_trailing_rows_share_phase_and_parents():
+    f = spark_workload(0)
+    for suffix, factor in (("h", 0.1), ("t", 1.4)):
+        extra = f[f["task_id"].str.endswith(suffix)]
+        assert len(extra)                           # 20% of phases over 20 jobs: some exist
+        for _, row in extra.iterrows():
+            main = f[(f.job_id == row.job_id) & (f.task_id == row.stage)].iloc[0]
+            assert row.instances == 1 and row.parents == main.parents
+            assert row.duration == pytest.approx(main.duration * factor)
+
+
+def test_phase_chain_parents_include_every_row_of_previous_phase():
+    f = mr_workload(1)
+    for job, rows in f.groupby("job_id"):
+        stages = list(dict.fromkeys(rows["stage"]))
+        for k in range(1, len(stages)):
+            prev = set(rows.loc[rows.stage == stages[k - 1], "task_id"])
+            for p in rows.loc[rows.stage == stages[k], "parents"]:
+                assert set(p.split(";")) == prev
+
+
+def test_mixed_share_and_toy():
+    f = mixed_workload(0, small_share=0.3)
+    assert len(small_job_ids(f)) == 6
+    t = toy_workload(j3_duration=8.0)
+    assert t["instances"].tolist() == [3, 4, 3, 2] and t["duration"].tolist()[2] == 8.0
+
+
+def test_swim_real_arrivals(traces_root):
+    f = swim_workload(n_jobs=30, time_scale=2.0)
+    assert f["job_id"].nunique() == 30 and f["submit_time"].min() == 0.0
+    assert (f["instances"] >= 1).all()
