@@ -25,7 +25,7 @@ def _builtin_workloads() -> dict[str, Any]:
     try:
         from schedlab.workload import presets
         for name in presets.PRESETS:
-            out[name] = (lambda seed, _n=name: presets.generate_preset(_n, n_jobs=500, seed=seed))
+            out[name] = (lambda seed, _n=name: presets.generate_preset(_n, n_jobs=120, seed=seed))
     except ImportError:
         pass
     return out

@@ -48,27 +48,47 @@ def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[
     return [(int(m), int(k)) for m, k in zip(machines, take[nz])]
 
 
-def candidate_mask(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """Tasks that may fit on some machine.
+class Frontier:
+    """Pareto frontier of the machines' free vectors, for the "fits somewhere" filter.
 
-    Exact on the first two columns (a task fits there iff it fits under the Pareto
-    frontier of the machines' free vectors, found by one sort), optimistic on the others
-    (compared with the per-column maximum). ``fit_counts`` remains the ground truth.
+    Exact on the first two columns (a task fits there iff it fits under one frontier
+    point), optimistic on the others (compared with the per-column maximum).
+    ``fit_counts`` remains the ground truth. Call :meth:`update` after ``free`` changes.
     """
-    if free.shape[1] >= 2 and free.shape[0] > 1:
-        a, b = free[:, 0], free[:, 1]
-        order = np.argsort(-a, kind="stable")     # by a desc (ties keep a superset: still exact)
-        bs = b[order]
-        prev_max = np.maximum.accumulate(np.concatenate(([-np.inf], bs[:-1])))
-        front = order[bs > prev_max]              # strictly better in b than all with more a
-        fa = free[front, 0] + _EPS
-        fb = free[front, 1] + _EPS
-        ok = ((req_rows[:, 0:1] <= fa[None, :]) & (req_rows[:, 1:2] <= fb[None, :])).any(axis=1)
-        if free.shape[1] > 2:
-            ok &= (req_rows[:, 2:] <= free[:, 2:].max(axis=0) + _EPS).all(axis=1)
+
+    __slots__ = ("free", "fa", "fb", "rest")
+
+    def __init__(self, free: np.ndarray) -> None:
+        self.free = free
+        self.update()
+
+    def update(self) -> None:
+        free = self.free
+        if free.shape[1] >= 2 and free.shape[0] > 1:
+            a, b = free[:, 0], free[:, 1]
+            order = np.argsort(-a, kind="stable")   # by a desc; ties keep a superset (still exact)
+            bs = b[order]
+            prev_max = np.maximum.accumulate(np.concatenate(([-np.inf], bs[:-1])))
+            front = order[bs > prev_max]            # strictly better in b than all with more a
+            self.fa = free[front, 0] + _EPS
+            self.fb = free[front, 1] + _EPS
+            self.rest = free[:, 2:].max(axis=0) + _EPS if free.shape[1] > 2 else None
+        else:
+            self.fa = None
+            self.rest = free.max(axis=0) + _EPS
+
+    def mask(self, req_rows: np.ndarray) -> np.ndarray:
+        if self.fa is None:
+            return (req_rows <= self.rest).all(axis=1)
+        ok = ((req_rows[:, 0:1] <= self.fa[None, :]) & (req_rows[:, 1:2] <= self.fb[None, :])).any(axis=1)
+        if self.rest is not None:
+            ok &= (req_rows[:, 2:] <= self.rest).all(axis=1)
         return ok
-    best = free.max(axis=0) + _EPS
-    return (req_rows <= best).all(axis=1)
+
+
+def candidate_mask(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Tasks that may fit on some machine (see :class:`Frontier`)."""
+    return Frontier(free).mask(req_rows)
 
 
 def active_columns(capacity: np.ndarray) -> np.ndarray:
@@ -112,22 +132,17 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
     free_full = free
     free = np.ascontiguousarray(free[:, cols])
     req_rows = request[order][:, cols]          # row i is the request of order[i]
-    n_rows = len(order)
-    i = 0
-    chunk = 16
-    while i < n_rows:
-        # find the next task that fits somewhere, looking ahead in growing chunks
-        hi = min(n_rows, i + chunk)
-        ok = np.flatnonzero(candidate_mask(req_rows[i:hi], free))
-        if not len(ok):
-            if strict:
-                break
-            i = hi
-            chunk = min(chunk * 2, 4096)
-            continue
-        j = i + int(ok[0])
-        if strict and j != i:
+    frontier = Frontier(free)
+    cand = np.flatnonzero(frontier.mask(req_rows))
+    if strict and (not len(cand) or cand[0] != 0):
+        return actions
+    pos = 0
+    prev = -1
+    while pos < len(cand):
+        j = int(cand[pos])
+        if strict and j != prev + 1:
             break                       # a task before j cannot be placed: no skipping
+        prev = j
         t = int(order[j])
         req = req_rows[j]
         n = int(pending[t])
@@ -144,8 +159,13 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
             placed += k
         if strict and placed < n:
             break
-        i = j + 1
-        chunk = 16
+        pos += 1
+        if placed and pos < len(cand):
+            # free only shrank: re-filter the remaining candidates against the new frontier
+            frontier.update()
+            rest = cand[pos:]
+            cand = rest[frontier.mask(req_rows[rest])]
+            pos = 0
     return actions
     prev = -1
     for i in cand:

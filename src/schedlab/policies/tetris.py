@@ -3,9 +3,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.policies._phases import active_columns, fit_counts
+from schedlab.policies._phases import active_columns
 from schedlab.policies.base import Place, Policy, PolicyParams
 from schedlab.policies.registry import register
+
+
+def _fit_matrix(free: np.ndarray, req: np.ndarray) -> np.ndarray:
+    """(K, M): how many instances of each request fit on each machine."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.where(req[:, None, :] > 0,
+                       np.floor((free[None, :, :] + 1e-9) / np.where(req > 0, req, 1.0)[:, None, :]),
+                       np.inf)
+    out = per.min(axis=2)
+    out = np.where(np.isfinite(out), out, 1 << 40)
+    return np.maximum(out, 0).astype(np.int64)
 
 
 @register
@@ -53,22 +64,30 @@ class TetrisPolicy(Policy):
         rem = job_work[w.job[cand]]
         srpt = 1.0 - rem / max(rem.max(), 1e-12)
         actions: list[Place] = []
+        fcols = free[:, cols]
+        counts = _fit_matrix(fcols, req)               # (K, M) instances that fit
+        f = fcols / capn                               # (M, r) normalised free
+        wreq = req / capn.mean(axis=0)
+        align = wreq @ f.T                             # (K, M)
+        bonus = self.params.srpt_weight * srpt[:, None]
         while True:
             live = pending[cand] > 0
             if not live.any():
                 break
-            f = free[:, cols] / capn                        # (M, r)
-            align = (req / capn.mean(axis=0)) @ f.T         # (K, M)
-            fits = np.stack([fit_counts(free, w.request[t]) > 0 for t in cand])
-            score = np.where(fits & live[:, None], align, -np.inf)
-            best = np.unravel_index(np.argmax(score + self.params.srpt_weight
-                                              * np.abs(align).mean() * srpt[:, None]), score.shape)
-            if not np.isfinite(score[best]):
+            ok = (counts > 0) & live[:, None]
+            if not ok.any():
                 break
-            i, m = int(best[0]), int(best[1])
+            scale = np.abs(align[ok]).mean()
+            score = np.where(ok, align + bonus * scale, -np.inf)
+            i, m = np.unravel_index(int(np.argmax(score)), score.shape)
+            i, m = int(i), int(m)
             t = int(cand[i])
-            k = int(min(fit_counts(free[m:m + 1], w.request[t])[0], pending[t]))
+            k = int(min(counts[i, m], pending[t]))
             actions.append(Place(t, m, k))
             free[m] -= w.request[t] * k
             pending[t] -= k
+            fcols[m] = free[m, cols]
+            counts[:, m] = _fit_matrix(fcols[m:m + 1], req)[:, 0]
+            f[m] = fcols[m] / capn[m]
+            align[:, m] = wreq @ f[m]
         return actions

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["compare", "parse_policy", "split_policies", "summary_row", "write_compare_report",
            "DEFAULT_WORKLOAD", "DEFAULT_CLUSTER"]
 
-DEFAULT_WORKLOAD = "builtin:demo"
-DEFAULT_CLUSTER = "builtin:demo"
+DEFAULT_WORKLOAD = "builtin:google-2011-like"
+DEFAULT_CLUSTER = "builtin:google-2011-like"
 
 # Summary keys shown first in the report's mean table.
 KEY_METRICS = ("makespan", "mean_wait", "mean_jct", "mean_task_slowdown", "jobs_finished",
@@ -113,9 +113,9 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     Parameters
     ----------
     workload : path, ``builtin:<name>``, DataFrame, Workload, or ``f(seed) -> DataFrame``.
-        Default ``"builtin:demo"``.
+        Default ``"builtin:google-2011-like"``.
     cluster : path, ``builtin:<name>``, ``"from-trace"``, DataFrame or ClusterSpec.
-        Default ``"builtin:demo"``.
+        Default ``"builtin:google-2011-like"``.
     policies : labels such as ``"fifo"`` or ``"fifo[strict=true]"`` (a list or a
         comma-separated string).
     seeds : the number of seeds (derived with ``SeedSequence(base_seed).spawn``) or a list.

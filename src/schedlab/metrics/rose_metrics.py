@@ -1,0 +1,113 @@
+"""Metrics of the ROSE reproduction (spec §5.1): utilization, makespan/JCT, speculative
+launches, kills, timeouts and queue waits, B1's excluded/rescheduled/first-try shares,
+the R5 placement optimality gap, and the regular-task slowdown against B0.
+
+Every function takes a :class:`schedlab.run.RunResult`; the speculative counters are read
+from the policy instance (``result.sim.policy``), which records them at decision time.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["utilization_series", "rose_summary", "speculative_shares", "regular_p95_slowdown",
+           "regular_task_times"]
+
+_RES = ("cpu", "mem", "disk")
+
+
+def utilization_series(result: Any, *, step: float = 5.0) -> pd.DataFrame:
+    """Used and allocated utilization of cpu/mem/disk, resampled every ``step`` seconds."""
+    lv = result.levels
+    if not len(lv):
+        return pd.DataFrame()
+    end = float(lv["time"].max())
+    grid = np.arange(float(lv["time"].min()), end + step, step)
+    idx = np.clip(np.searchsorted(lv["time"].to_numpy(), grid, side="right") - 1, 0, len(lv) - 1)
+    out = {"time": grid}
+    for r in _RES:
+        cap = lv[f"{r}_capacity"].to_numpy()[idx]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[f"{r}_used"] = lv[f"{r}_used"].to_numpy()[idx] / cap
+            out[f"{r}_allocated"] = lv[f"{r}_allocated"].to_numpy()[idx] / cap
+    return pd.DataFrame(out)
+
+
+def speculative_shares(policy: Any, *, single_instance_only: bool = True) -> dict[str, float]:
+    """R4 shares over task rows ever sent speculatively: excluded (rejected by a full or
+    overloaded NM), rescheduled (timed out of a queue or killed), first-try launched
+    (launched speculatively, never excluded nor rescheduled)."""
+    w = policy.workload
+    sent = policy.task_sent > 0
+    if single_instance_only:
+        sent &= w.instances == 1
+    n = int(sent.sum())
+    if not n:
+        return {"spec_tasks": 0, "excluded": float("nan"), "rescheduled": float("nan"),
+                "first_try": float("nan")}
+    exc = policy.task_excluded[sent]
+    res = policy.task_rescheduled[sent]
+    first = policy.task_launched[sent] & ~exc & ~res
+    return {"spec_tasks": n, "excluded": float(exc.mean()), "rescheduled": float(res.mean()),
+            "first_try": float(first.mean())}
+
+
+def regular_task_times(result: Any) -> pd.DataFrame:
+    """Completed regular attempts: task, count, runtime and runtime / nominal duration."""
+    att = result.attempts
+    ok = att[(att["outcome"].to_numpy() == 0) & ~att["opportunistic"].to_numpy()]
+    t = ok["task"].to_numpy()
+    run = ok["end_time"].to_numpy() - ok["start_time"].to_numpy()
+    dur = result.sim.w.duration[t]
+    return pd.DataFrame({"task": t, "count": ok["count"].to_numpy(), "runtime": run,
+                         "stretch": run / np.maximum(dur, 1e-9)})
+
+
+def _wquantile(x: np.ndarray, w: np.ndarray, q: float) -> float:
+    if not len(x):
+        return float("nan")
+    o = np.argsort(x)
+    cw = np.cumsum(w[o])
+    return float(x[o][np.searchsorted(cw, q * cw[-1])])
+
+
+def regular_p95_slowdown(result: Any, baseline: Any | None = None) -> float:
+    """p95 of regular-task runtime stretch (runtime / nominal), relative to ``baseline``'s
+    p95 (B0) when given: 0.05 means regular tasks' p95 runtime is 5% longer."""
+    rt = regular_task_times(result)
+    p95 = _wquantile(rt["stretch"].to_numpy(), rt["count"].to_numpy(), 0.95)
+    if baseline is None:
+        return p95
+    b = regular_task_times(baseline)
+    b95 = _wquantile(b["stretch"].to_numpy(), b["count"].to_numpy(), 0.95)
+    return p95 / b95 - 1.0
+
+
+def rose_summary(result: Any) -> dict[str, float]:
+    """One row of ROSE metrics for a run."""
+    s = result.summary
+    p = result.sim.policy
+    c = getattr(p, "counters", {})
+    waits = np.asarray(getattr(p, "spec_waits", []), dtype=float)
+    gaps = np.asarray(getattr(p, "placement_gap", []), dtype=float)
+    ge2 = np.asarray(getattr(p, "placement_ge2", []), dtype=bool)
+    launches = float(c.get("spec_launched", 0))
+    row = {
+        "makespan": s["makespan"], "mean_jct": s["mean_jct"],
+        "cpu_used": s.get("cpu_util_used"), "cpu_allocated": s.get("cpu_util_allocated"),
+        "mem_used": s.get("mem_util_used"), "mem_allocated": s.get("mem_util_allocated"),
+        "disk_used": s.get("disk_util_used", float("nan")),
+        "disk_allocated": s.get("disk_util_allocated", float("nan")),
+        "spec_launches": launches, "spec_kills": float(c.get("spec_kills", 0)),
+        "spec_timeouts": float(c.get("spec_timeouts", 0)),
+        "kills_per_1000_launches": 1000.0 * c.get("spec_kills", 0) / launches if launches else 0.0,
+        "spec_wait_mean": float(waits.mean()) if len(waits) else float("nan"),
+        "spec_wait_p95": float(np.percentile(waits, 95)) if len(waits) else float("nan"),
+        "placement_gap": float(gaps.mean()) if len(gaps) else float("nan"),
+        "placement_ge2_share": float(ge2.mean()) if len(ge2) else float("nan"),
+        "upgrades": float(c.get("upgrades_promoted", 0) + c.get("upgrades_dequeued", 0)),
+        "unfinished": s["instances_unfinished"],
+    }
+    return row

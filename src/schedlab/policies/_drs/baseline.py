@@ -1,0 +1,155 @@
+"""Shared substrate of the DRS baselines (spec 2.5).
+
+Every baseline uses the engine's placement substrate: the least-loaded feasible worker
+unless the baseline says otherwise, no dependency-aware spreading, no cost term, and
+dependencies honoured only by readiness. Dispatching to a worker costs the same message
+``latency`` as in DRS (held as a container start-up delay). Preempted work is resumable
+(placed with ``resumable=True``); per-baseline overheads are added as start-up delay on the
+resumed attempt, so the resources held during the overhead count in the resource cost.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from schedlab.cluster.spec import R_SLOTS
+from schedlab.policies._drs.common import COLS, Book, fits
+from schedlab.policies.base import Dequeue, Enqueue, Place, Policy, PolicyParams, Preempt
+
+__all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy"]
+
+
+class BaselineParams(PolicyParams):
+    latency: float = 0.001
+
+
+class BaselinePolicy(Policy):
+    """Bookkeeping, eviction and resume for the centrally queued baselines (CLR, Natjam)."""
+
+    overhead_fraction: float = 0.0
+    overhead_fixed: float = 0.0
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self.book = Book(cluster.n_machines)
+        self.remaining: dict[int, list[float]] = {}   # nominal work left of evicted instances
+        self.evictions = 0
+        w = workload
+        self.job_deadline = np.full(w.n_jobs, np.inf)
+        dl = np.where(np.isnan(w.deadline), np.inf, w.deadline)
+        np.minimum.at(self.job_deadline, w.job, dl)
+
+    def _completions(self, view) -> set[int]:
+        dirty: set[int] = set()
+        for t in set(view.trigger.completions):
+            dirty |= self.book.finished(int(t), view.now)
+        return dirty
+
+    def _place(self, t: int, k: int, now: float, free: np.ndarray, actions: list,
+               reason: str) -> None:
+        w = self.workload
+        speed = self.cluster.speed[k]
+        rem = self.remaining.get(t)
+        delay = self.params.latency
+        work = float(w.duration[t])
+        if rem:
+            work = rem.pop(0)
+            if not rem:
+                del self.remaining[t]
+            delay += self.overhead_fixed + self.overhead_fraction * float(w.duration[t]) / speed
+        actions.append(Place(t, k, resumable=True, startup_delay=delay, reason=reason))
+        free[k] -= w.request[t]
+        self.book.start(t, k, now + delay + work / speed)
+
+    def _evict(self, view, groups, t: int, k: int, end: float, free: np.ndarray,
+               actions: list, outcome: str, reason: str) -> bool:
+        """Stop one running instance of ``t`` on ``k`` (booked to end at ``end``)."""
+        idx = np.flatnonzero((groups.task == t) & (groups.machine == k) & groups.running)
+        if not len(idx):
+            return False
+        gid = int(groups.gid[idx[0]])
+        left = max(end - view.now, 0.0) * float(self.cluster.speed[k])
+        actions.append(Preempt(gid, count=1, outcome=outcome, requeue=True, reason=reason))
+        ends = self.book.running[k][t]
+        ends.remove(end)
+        if not ends:
+            del self.book.running[k][t]
+        free[k] += self.workload.request[t]
+        self.remaining.setdefault(t, []).append(left)
+        self.evictions += 1
+        return True
+
+
+class QueuePolicy(BaselinePolicy):
+    """Per-worker queues (SRPT, SNB): pick a worker per ready task, workers order their queue."""
+
+    def _pick(self, t: int, free: np.ndarray, now: float) -> int:
+        raise NotImplementedError
+
+    def _key(self, t: int, k: int, now: float) -> float:
+        """Queue order at a worker (smaller first)."""
+        raise NotImplementedError
+
+    def _run_queue(self, view, k: int, free: np.ndarray, actions: list, groups) -> None:
+        w = self.workload
+        q = self.book.queue[k]
+        if not q:
+            return
+        for t, at in sorted(q, key=lambda e: self._key(e[0], k, view.now)):
+            if fits(free[k:k + 1], w.request[t])[0]:
+                q.remove((t, at))
+                self.book.queued_count[k] -= 1
+                self.book.queued_service[k] -= self._svc(t, k)
+                rem = self.remaining.get(t)
+                work = rem.pop(0) if rem else float(w.duration[t])
+                if rem is not None and not rem:
+                    del self.remaining[t]
+                # a task dispatched in this very decision still pays the message latency
+                delay = self.params.latency if at >= view.now else 0.0
+                actions.append(Place(t, k, from_queue=True, resumable=True, startup_delay=delay,
+                                     reason=self.name))
+                free[k] -= w.request[t]
+                self.book.start(t, k, view.now + delay + work / self.cluster.speed[k])
+
+    def _svc(self, t: int, k: int) -> float:
+        rem = self.remaining.get(t)
+        work = rem[0] if rem else float(self.workload.duration[t])
+        return work / float(self.cluster.speed[k])
+
+    def _enqueue(self, t: int, k: int, now: float, actions: list) -> None:
+        actions.append(Enqueue(t, k, reason=self.name))
+        self.book.enqueue(t, k, now, self._svc(t, k))
+
+    def _move(self, t: int, at: float, k: int, k2: int, now: float, actions: list) -> None:
+        actions.append(Dequeue(t, k, reason=f"{self.name}: migrate"))
+        self.book.queue[k].remove((t, at))
+        self.book.queued_count[k] -= 1
+        self.book.queued_service[k] -= self._svc(t, k)
+        self._enqueue(t, k2, now, actions)
+
+    def _eligible(self, t: int) -> np.ndarray:
+        cap = self.cluster.capacity
+        return np.flatnonzero((cap[:, COLS] + 1e-9 >= self.workload.request[t, COLS]).all(axis=1))
+
+    def _extra(self, view, free, actions, dirty, groups) -> None:
+        """Hook run before the queues (preemption, migration)."""
+
+    def decide(self, view):
+        now = view.now
+        actions: list = []
+        free = view.free()
+        dirty = self._completions(view)
+        groups = None
+        for t in view.pending_tasks():
+            t = int(t)
+            for _ in range(int(view.pending[t])):
+                k = self._pick(t, free, now)
+                self._enqueue(t, k, now, actions)
+                dirty.add(k)
+        self._extra(view, free, actions, dirty, groups)
+        for k in sorted(dirty):
+            self._run_queue(view, k, free, actions, groups)
+        return actions
+
+
+def slots_of(cluster) -> np.ndarray:
+    return cluster.capacity[:, R_SLOTS]

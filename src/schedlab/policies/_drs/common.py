@@ -1,0 +1,103 @@
+"""Bookkeeping shared by DRS and its four baselines.
+
+All five policies track what they started so that waits, queued work and remaining times
+are known without scanning the engine's groups: the engine runs a task in exactly
+``duration / speed`` seconds here (no over-subscription, so the contention factor is 1).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
+
+__all__ = ["COLS", "fits", "fits_one", "least_loaded", "Book"]
+
+#: resources DRS reasons about (cpu, mem) plus processors
+COLS = np.array([R_CPU, R_MEM, R_SLOTS])
+_EPS = 1e-9
+
+
+def fits(free: np.ndarray, req: np.ndarray) -> np.ndarray:
+    """Machines whose free capacity holds ``req`` on cpu, mem and a processor."""
+    return (free[:, COLS] + _EPS >= req[COLS]).all(axis=1)
+
+
+def fits_one(free_row: np.ndarray, req: np.ndarray) -> bool:
+    """``fits`` for one machine, without numpy reductions (hot loops)."""
+    return (free_row[R_CPU] + _EPS >= req[R_CPU] and free_row[R_MEM] + _EPS >= req[R_MEM]
+            and free_row[R_SLOTS] + _EPS >= req[R_SLOTS])
+
+
+def least_loaded(free: np.ndarray, capacity: np.ndarray, req: np.ndarray) -> int:
+    """The feasible machine with the lowest allocated share (mean over cpu and mem); -1 if none."""
+    ok = fits(free, req)
+    if not ok.any():
+        return -1
+    cap = capacity[:, [R_CPU, R_MEM]]
+    share = 1.0 - free[:, [R_CPU, R_MEM]] / cap
+    score = np.where(ok, share.mean(axis=1), np.inf)
+    return int(np.argmin(score))
+
+
+class Book:
+    """Per-machine record of started and queued work (policy-side)."""
+
+    def __init__(self, n_machines: int) -> None:
+        self.running: list[dict[int, list[float]]] = [dict() for _ in range(n_machines)]
+        self.queue: list[deque[tuple[int, float]]] = [deque() for _ in range(n_machines)]
+        self.queued_service = np.zeros(n_machines)
+        self.queued_count = np.zeros(n_machines)
+        self.where: dict[int, set[int]] = {}
+
+    def start(self, t: int, m: int, end: float) -> None:
+        self.running[m].setdefault(t, []).append(end)
+        self.where.setdefault(t, set()).add(m)
+
+    def enqueue(self, t: int, m: int, now: float, service: float) -> None:
+        self.queue[m].append((t, now))
+        self.queued_service[m] += service
+        self.queued_count[m] += 1
+        self.where.setdefault(t, set()).add(m)
+
+    def dequeue_head(self, m: int, service: float) -> tuple[int, float]:
+        t, at = self.queue[m].popleft()
+        self.queued_service[m] = max(self.queued_service[m] - service, 0.0)
+        self.queued_count[m] -= 1
+        return t, at
+
+    def finished(self, t: int, now: float) -> set[int]:
+        """Forget instances of ``t`` that have ended by ``now``; returns machines freed."""
+        out: set[int] = set()
+        for m in list(self.where.get(t, ())):
+            ends = self.running[m].get(t)
+            if not ends:
+                continue
+            keep = [e for e in ends if e > now + 1e-7]
+            if len(keep) < len(ends):
+                out.add(m)
+                if keep:
+                    self.running[m][t] = keep
+                else:
+                    del self.running[m][t]
+        if not out:          # ended earlier than booked (should not happen): drop the soonest
+            best = None
+            for m in self.where.get(t, ()):
+                for e in self.running[m].get(t, ()):
+                    if best is None or e < best[0]:
+                        best = (e, m)
+            if best is not None:
+                e, m = best
+                self.running[m][t].remove(e)
+                if not self.running[m][t]:
+                    del self.running[m][t]
+                out.add(m)
+        return out
+
+    def min_remaining(self, m: int, now: float) -> float:
+        ends = [e for es in self.running[m].values() for e in es]
+        return max(min(ends) - now, 0.0) if ends else 0.0
+
+    def n_running(self, m: int) -> int:
+        return sum(len(es) for es in self.running[m].values())

@@ -1,0 +1,611 @@
+"""The layered RM / AM / NM model shared by ROSE and its baselines (spec §1.2, §1.4.5-1.4.7,
+§1.5).
+
+Time advances in policy ticks of ``tick`` seconds (one timer, ``"tick"``). On each tick:
+
+1. **NM heartbeats.** Machine ``m`` heartbeats every ``h_NM`` seconds (staggered: ``m``
+   reports on ticks ``k`` with ``(k + m) % (h_NM / tick) == 0``). The RM grants regular
+   containers only to the heartbeating nodes, using the capacity freed up to that report,
+   so a release waits up to ``h_NM`` before it is reused (YARN's staleness by design).
+   Jobs are served FIFO by submission, tasks by readiness; a task that does not fit is
+   skipped. A grant reaches the job's AM at its next heartbeat (every ``h_AM``, with a
+   per-job phase) and the container is launched ``am_launch_delay`` later; until then it
+   is allocated but idle (``Place(startup_delay=...)``).
+2. **Protection / throttle** (speculative policies): memory above ``theta_kill[mem]`` kills
+   speculative tasks, most recently started first, until memory is at or below
+   ``theta_launch[mem]``; a compressible resource above its ``theta_kill`` for
+   ``T_throttle`` consecutive seconds kills one speculative task per tick.
+3. **Launch** (every ``tau_c``): per NM, strict FIFO over its local queue; the head starts
+   only if every resource stays within ``theta_launch`` after adding its expected usage
+   (the job's observed usage/request ratio times the request, 1.0 until observed), fewer
+   than ``N_spec_max`` speculative tasks run there, and the requests of the running
+   speculative tasks stay within ``rho_max`` of the capacity. Otherwise the queue waits.
+4. **Timeout detector** (every ``tau_c``): queued speculative work older than ``T_to`` is
+   cancelled (``Dequeue``) and resubmitted elsewhere; after ``R_max`` timeouts per
+   instance a task stops speculating.
+5. **Speculative dispatch** (subclass: ROSE's candidate list, B1's RM opportunistic
+   allocation, B2's random or batch-sampling placement).
+
+Subclasses choose the dispatch; everything else is shared so that only placement and
+timeliness differ between ROSE and the baselines (as the spec asks for B1).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from schedlab.cluster.spec import R_CPU, R_MEM
+from schedlab.policies.base import Dequeue, Enqueue, Place, Policy, PolicyParams, Preempt, Promote
+
+__all__ = ["LayeredParams", "SpeculativeParams", "LayeredPolicy", "TickState"]
+
+_EPS = 1e-9
+_NL = 4          # load metrics: cpu, mem, disk, net
+_GOLDEN = 0.6180339887498949
+
+
+class LayeredParams(PolicyParams):
+    """Parameters of the RM/AM heartbeat model (spec §1.5 B0)."""
+
+    tick: float = Field(1.0, gt=0, description="policy time quantum (s); other periods are rounded to it")
+    h_NM: float = Field(3.0, gt=0, description="NM heartbeat period (s)")
+    h_AM: float = Field(1.0, gt=0, description="AM heartbeat period (s)")
+    am_launch_delay: float = Field(0.0, ge=0, description="AM -> NM container launch delay (s)")
+
+
+class SpeculativeParams(LayeredParams):
+    """Parameters of the NM threshold controller and timeout detector (spec §1.4.5, §1.4.7)."""
+
+    theta_launch: tuple[float, float, float, float] = (0.70, 0.80, 0.80, 0.80)
+    theta_adm: tuple[float, float, float, float] = (0.80, 0.85, 0.85, 0.85)
+    theta_kill: tuple[float, float, float, float] = (0.95, 0.92, 0.95, 0.95)
+    Q_max: int = Field(20, ge=1)
+    N_spec_max: int = Field(20, ge=1)
+    rho_max: float = Field(0.5, gt=0)
+    tau_c: float = Field(1.0, gt=0)
+    T_throttle: float = Field(3.0, ge=0)
+    spec_launch_delay: float = Field(0.0, ge=0, description="NM process start-up for a speculative task (s)")
+    timeout_detector: bool = True
+    T_to: float = Field(10.0, gt=0)
+    adaptive_timeout: bool = False
+    R_max: int = Field(3, ge=1)
+    speculative: bool = True
+    r_spec: float = Field(1.0, ge=0, le=1)
+    job_overrides: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="per job id: {'speculative': bool, 'r_spec': float}")
+
+
+class TickState:
+    """Scratch state of one tick: local copies that the tick's own actions update."""
+
+    def __init__(self, policy: "LayeredPolicy", view: Any) -> None:
+        self.actions: list[Any] = []
+        self.now = float(view.now)
+        self.cap = np.asarray(view.capacity, dtype=float)
+        self.used = np.array(view.used, dtype=float)
+        self.free = view.free()
+        self.pend = np.array(view.pending, dtype=np.int64)
+        self.qlen = np.array(view.queue_length, dtype=np.int64)
+        self.alive = np.asarray(view.alive, dtype=bool)
+        self.ratio = policy._job_ratio(view)
+        # queue mirror: machine -> list of [task, count, enqueue_time]
+        self.qm: dict[int, list[list[Any]]] = {}
+        self.spec_on: dict[int, list[list[Any]]] = {}   # m -> [gid, task, count, start]
+        self.spec_n = np.zeros(len(self.cap), dtype=np.int64)
+        self.spec_req = np.zeros_like(self.cap)
+        self.reg_n = np.zeros(len(self.cap), dtype=np.int64)
+        self.q_by_task: dict[int, list[int]] = {}      # task -> machines where it is queued
+
+    def note(self, m: int, t: int) -> None:
+        ms = self.q_by_task.setdefault(t, [])
+        if m not in ms:
+            ms.append(m)
+
+    def forget(self, m: int, t: int) -> None:
+        """Drop (m, t) from the index if no entry of t is left at m."""
+        if any(e[0] == t for e in self.qm.get(m, ())):
+            return
+        ms = self.q_by_task.get(t)
+        if ms and m in ms:
+            ms.remove(m)
+            if not ms:
+                del self.q_by_task[t]
+
+
+class LayeredPolicy(Policy):
+    """Base: RM heartbeat grants (+ optional upgrade) and the NM threshold controller."""
+
+    Params = LayeredParams
+    speculates: ClassVar[bool] = False
+    upgrades: ClassVar[bool] = False
+    uses_node_queues: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------ life cycle
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        p = self.params
+        w = workload
+        M, T, J = cluster.n_machines, w.n_tasks, w.n_jobs
+        self._k = -1
+        self._nm_ticks = max(1, round(p.h_NM / p.tick))
+        self._am_phase = ((np.arange(J) * _GOLDEN) % 1.0) * p.h_AM
+        self._job_submit = np.full(J, np.inf)
+        np.minimum.at(self._job_submit, w.job, w.submit_time)
+        self._task_key = w.submit_time  # FIFO by job submission (tasks of a job share it)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self._task_ratio = np.where(w.request > 0, w.usage / np.where(w.request > 0, w.request, 1), 1.0)
+        self._job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
+        self.counters: dict[str, float] = {
+            "regular_grants": 0, "spec_requests": 0, "spec_rejected_queue_full": 0,
+            "spec_rejected_overloaded": 0, "spec_enqueued": 0, "spec_launched": 0,
+            "spec_kills": 0, "spec_timeouts": 0, "spec_rescheduled": 0, "upgrades_promoted": 0,
+            "upgrades_dequeued": 0, "spec_excluded": 0}
+        self.task_sent = np.zeros(T, dtype=np.int64)
+        self.task_excluded = np.zeros(T, dtype=bool)
+        self.task_rescheduled = np.zeros(T, dtype=bool)
+        self.task_launched = np.zeros(T, dtype=bool)
+        self.spec_waits: list[float] = []
+        self.placement_gap: list[float] = []
+        self.placement_ge2: list[bool] = []
+        self._upgraded = np.zeros(J)
+        self._timeouts = np.zeros(T, dtype=np.int64)
+        self._no_spec = np.zeros(T, dtype=bool)
+        self._timed_out_at: dict[int, set[int]] = {}
+        self._over_time = np.zeros((M, _NL))
+        self._job_waits: dict[int, list[float]] = {}
+        self._job_pen: dict[int, dict[int, int]] = {}
+        if self.speculates:
+            self._job_spec_on, self._job_rspec = self._job_switches()
+
+    def _job_switches(self) -> tuple[np.ndarray, np.ndarray]:
+        p = self.params
+        J = self.workload.n_jobs
+        on = np.full(J, bool(p.speculative))
+        r = np.full(J, float(p.r_spec))
+        if p.job_overrides:
+            index = {str(j): i for i, j in enumerate(self.workload.job_ids)}
+            for jid, o in p.job_overrides.items():
+                if str(jid) not in index:
+                    continue
+                i = index[str(jid)]
+                on[i] = bool(o.get("speculative", on[i]))
+                r[i] = float(o.get("r_spec", r[i]))
+        return on, r
+
+    def timers(self):
+        return {"tick": self.params.tick}
+
+    def every(self, period: float) -> bool:
+        """True on ticks that are a multiple of ``period`` (rounded to ticks)."""
+        n = max(1, round(period / self.params.tick))
+        return self._k % n == 0
+
+    # ------------------------------------------------------------------ decide
+    def decide(self, view):
+        trig = view.trigger
+        if "tick" not in trig.timers:
+            return ()
+        self._k += 1
+        st = TickState(self, view)
+        if self.speculates:
+            self._scan(view, st)
+        self.observe(view, st)
+        self._rm_round(view, st)
+        if self.speculates:
+            self._protect(view, st)
+            if self.every(self.params.tau_c):
+                self.launch(view, st)
+                if self.params.timeout_detector:
+                    self._timeout(view, st)
+            if self.every(self.params.h_AM):
+                self.dispatch(view, st)
+        return st.actions
+
+    # hooks ---------------------------------------------------------------
+    def observe(self, view, st: TickState) -> None:
+        """Monitoring hook, called first on every tick."""
+
+    def dispatch(self, view, st: TickState) -> None:
+        """Speculative dispatch hook (AM heartbeat)."""
+
+    # ------------------------------------------------------------------ helpers
+    def _job_ratio(self, view) -> np.ndarray:
+        """Per job, mean usage/request of its tasks with a finished instance (1.0 before)."""
+        w = self.workload
+        done = np.asarray(view.completed, dtype=float)
+        J = w.n_jobs
+        den = np.bincount(w.job, weights=done, minlength=J)
+        out = np.ones((J, w.request.shape[1]))
+        if den.any():
+            for r in range(_NL):
+                num = np.bincount(w.job, weights=done * self._task_ratio[:, r], minlength=J)
+                out[:, r] = np.where(den > 0, num / np.maximum(den, 1e-300), 1.0)
+        return out
+
+    def expected_usage(self, st: TickState, t: int, count: int = 1) -> np.ndarray:
+        w = self.workload
+        return st.ratio[w.job[t]] * w.request[t] * count
+
+    def _scan(self, view, st: TickState) -> None:
+        """Build the tick's mirror of node queues and running speculative groups."""
+        for m in np.flatnonzero(st.qlen > 0):
+            m = int(m)
+            st.qm[m] = [[t, c, tq] for t, c, tq, _ in view.node_queue(m)]
+            for e in st.qm[m]:
+                st.note(m, e[0])
+        rg = view.running_groups()
+        if len(rg):
+            reg = ~rg.opportunistic
+            st.reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg],
+                                   minlength=len(st.cap)).astype(np.int64)
+            req = self.workload.request
+            for i in np.flatnonzero(rg.opportunistic):
+                m, t, c = int(rg.machine[i]), int(rg.task[i]), int(rg.count[i])
+                st.spec_on.setdefault(m, []).append([int(rg.gid[i]), t, c, float(rg.start_time[i])])
+                st.spec_n[m] += c
+                st.spec_req[m] += req[t] * c
+
+    def _am_delay(self, j: int, now: float) -> float:
+        p = self.params
+        d = (self._am_phase[j] - now) % p.h_AM
+        return float(d + p.am_launch_delay)
+
+    # ------------------------------------------------------------------ RM round
+    def _rm_round(self, view, st: TickState) -> None:
+        w = self.workload
+        M = len(st.cap)
+        beats = np.flatnonzero(((np.arange(M) + self._k) % self._nm_ticks == 0) & st.alive)
+        if not len(beats):
+            return
+        self.on_heartbeats(view, st, beats)
+        demand = st.pend.copy()
+        spec_tasks = np.zeros(0, dtype=np.int64)
+        if self.upgrades:
+            for lst in st.qm.values():
+                for t, c, _ in lst:
+                    demand[t] += c
+            spec_tasks = np.unique([g[1] for lst in st.spec_on.values() for g in lst]).astype(np.int64)
+        tasks = np.union1d(np.flatnonzero(demand > 0), spec_tasks)
+        if not len(tasks):
+            return
+        order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
+        pos_of = {int(t): i for i, t in enumerate(order)} if len(spec_tasks) else {}
+        req_o = w.request[order]
+        dem_o = demand[order].astype(np.int64)
+        min_req = req_o.min(axis=0)
+        for n in beats:
+            n = int(n)
+            f = st.free[n]
+            # running speculative work on n is demand here (rule 1: promote in place)
+            extra = np.zeros(len(order), dtype=np.int64)
+            if self.upgrades:
+                for g in st.spec_on.get(n, ()):
+                    extra[pos_of[g[1]]] += g[2]
+            live = (dem_o + extra) > 0
+            while True:
+                if (f < min_req - _EPS).any():
+                    break
+                ok = np.flatnonzero(live & (req_o <= f + _EPS).all(axis=1))
+                if not len(ok):
+                    break
+                i = int(ok[0])
+                t = int(order[i])
+                req = req_o[i]
+                pos = req > 0
+                want = int(dem_o[i] + extra[i])
+                k = int(np.floor((f[pos] + _EPS) / req[pos]).min()) if pos.any() else want
+                k = min(k, want)
+                got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
+                if got:
+                    extra[i] -= promoted
+                    dem_o[i] -= got - promoted
+                    f -= req * got
+                    self.counters["regular_grants"] += got
+                if not got or dem_o[i] + extra[i] <= 0:
+                    live[i] = False
+
+    def on_heartbeats(self, view, st: TickState, beats: np.ndarray) -> None:
+        """Hook: NMs in ``beats`` report to the RM on this tick."""
+
+    def _grant(self, view, st: TickState, n: int, t: int, k: int) -> tuple[int, int]:
+        """RM grants ``k`` containers of task ``t`` on node ``n``; upgrade rules of §1.4.6."""
+        w = self.workload
+        j = int(w.job[t])
+        got = 0
+        promoted = 0
+        acts = st.actions
+        if self.upgrades:
+            # 1. promote a speculative task of t running on n (no restart)
+            for g in list(st.spec_on.get(n, [])):
+                if got >= k:
+                    break
+                if g[1] != t or g[2] > k - got:
+                    continue
+                acts.append(Promote(g[0], reason="rose upgrade: grant on the same node"))
+                st.spec_on[n].remove(g)
+                st.spec_n[n] -= g[2]
+                st.spec_req[n] -= w.request[t] * g[2]
+                got += g[2]
+                promoted += g[2]
+                self._upgraded[j] += g[2]
+                self.counters["upgrades_promoted"] += g[2]
+            # 2. a speculative task of t queued at n starts as regular at once
+            if got < k and n in st.qm:
+                c = self._take_queued(st, n, t, k - got)
+                if c:
+                    acts.append(Dequeue(t, n, c, reason="rose upgrade: queued here"))
+                    self._regular_place(st, n, t, c, delay=0.0)
+                    got += c
+                    self._upgraded[j] += c
+                    self.counters["upgrades_dequeued"] += c
+        # 3. the next pending task
+        if got < k and st.pend[t] > 0:
+            c = min(k - got, int(st.pend[t]))
+            st.pend[t] -= c
+            self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
+            got += c
+        # 4. a speculative task of t queued anywhere
+        if self.upgrades and got < k:
+            for m in list(st.q_by_task.get(t, ())):
+                if got >= k:
+                    break
+                c = self._take_queued(st, m, t, k - got)
+                if c:
+                    acts.append(Dequeue(t, m, c, reason="rose upgrade: queued elsewhere"))
+                    self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
+                    got += c
+                    self._upgraded[j] += c
+                    self.counters["upgrades_dequeued"] += c
+        return got, promoted
+
+    def _take_queued(self, st: TickState, m: int, t: int, k: int) -> int:
+        """Remove up to ``k`` instances of ``t`` from the mirror of ``m``'s queue (oldest first)."""
+        lst = st.qm.get(m)
+        if not lst:
+            return 0
+        got = 0
+        for e in list(lst):
+            if got >= k:
+                break
+            if e[0] != t:
+                continue
+            c = min(k - got, e[1])
+            e[1] -= c
+            got += c
+            if e[1] == 0:
+                lst.remove(e)
+        st.qlen[m] -= got
+        if not lst:
+            del st.qm[m]
+        st.forget(m, t)
+        return got
+
+    def _regular_place(self, st: TickState, n: int, t: int, c: int, *, delay: float) -> None:
+        w = self.workload
+        if self.speculates:
+            # kill speculative work first if the new container would cross theta_kill[mem]
+            est = self.expected_usage(st, t, c)
+            lim = self.params.theta_kill[R_MEM] * st.cap[n, R_MEM]
+            if st.used[n, R_MEM] + est[R_MEM] > lim:
+                self._kill_until(st, n, lambda: st.used[n, R_MEM] + est[R_MEM] <= lim,
+                                 reason="regular container needs memory")
+            st.used[n] += est
+        st.actions.append(Place(t, n, c, startup_delay=delay, reason="RM grant at NM heartbeat"))
+        st.free[n] -= w.request[t] * c
+
+    # ------------------------------------------------------------------ protection
+    def _kill_one(self, st: TickState, m: int, *, reason: str) -> bool:
+        lst = st.spec_on.get(m)
+        if not lst:
+            return False
+        g = max(lst, key=lambda g: (g[3], g[0]))      # most recently started
+        lst.remove(g)
+        gid, t, c, _ = g
+        w = self.workload
+        st.actions.append(Preempt(gid, outcome="killed", requeue=True, reason=reason))
+        st.used[m] -= w.usage[t] * c
+        st.spec_n[m] -= c
+        st.spec_req[m] -= w.request[t] * c
+        st.pend[t] += c
+        self.counters["spec_kills"] += c
+        self.task_rescheduled[t] = True
+        pen = self._job_pen.setdefault(int(w.job[t]), {})
+        pen[m] = pen.get(m, 0) + c
+        return True
+
+    def _kill_until(self, st: TickState, m: int, done, *, reason: str) -> None:
+        while not done():
+            if not self._kill_one(st, m, reason=reason):
+                break
+
+    def _protect(self, view, st: TickState) -> None:
+        p = self.params
+        cap = st.cap
+        kill = np.asarray(p.theta_kill)
+        launch = np.asarray(p.theta_launch)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = np.where(np.isfinite(cap[:, :_NL]) & (cap[:, :_NL] > 0), st.used[:, :_NL] / cap[:, :_NL], 0.0)
+        over = u > kill[None, :]
+        self._over_time = np.where(over, self._over_time + p.tick, 0.0)
+        for m in list(st.spec_on):
+            if u[m, R_MEM] > kill[R_MEM]:
+                lim = launch[R_MEM] * cap[m, R_MEM]
+                self._kill_until(st, m, lambda m=m, lim=lim: st.used[m, R_MEM] <= lim,
+                                 reason="memory above theta_kill")
+            comp = [r for r in range(_NL) if r != R_MEM]
+            if (self._over_time[m, comp] >= p.T_throttle - _EPS).any() and p.T_throttle >= 0:
+                self._kill_one(st, m, reason="throttle: compressible resource above theta_kill")
+
+    def on_memory_pressure(self, view, machine):
+        if not self.speculates:
+            return None
+        rg = view.running_groups()
+        sel = np.flatnonzero(rg.opportunistic & (rg.machine == machine))
+        if not len(sel):
+            return None
+        sel = sel[np.lexsort((-rg.gid[sel], -rg.start_time[sel]))]   # most recent first
+        w = self.workload
+        over = float(view.used[machine, R_MEM] - view.capacity[machine, R_MEM])
+        out = []
+        for i in sel:
+            if over <= _EPS:
+                break
+            t, c = int(rg.task[i]), int(rg.count[i])
+            out.append(Preempt(int(rg.gid[i]), outcome="killed", requeue=True,
+                               reason="memory pressure: speculative first"))
+            over -= w.usage[t, R_MEM] * c
+            self.counters["spec_kills"] += c
+            self.task_rescheduled[t] = True
+        return out
+
+    # ------------------------------------------------------------------ launch
+    def can_launch(self, st: TickState, m: int, t: int) -> bool:
+        p = self.params
+        w = self.workload
+        cap = st.cap[m, :_NL]
+        fin = np.isfinite(cap) & (cap > 0)
+        e = self.expected_usage(st, t)[:_NL]
+        if ((st.used[m, :_NL] + e)[fin] > np.asarray(p.theta_launch)[fin] * cap[fin] + _EPS).any():
+            return False
+        if st.spec_n[m] >= p.N_spec_max:
+            return False
+        req = w.request[t, :_NL]
+        if ((st.spec_req[m, :_NL] + req)[fin] > p.rho_max * cap[fin] + _EPS).any():
+            return False
+        return True
+
+    def _started(self, st: TickState, m: int, t: int, wait: float) -> None:
+        w = self.workload
+        st.used[m] += self.expected_usage(st, t)
+        st.spec_n[m] += 1
+        st.spec_req[m] += w.request[t]
+        self.counters["spec_launched"] += 1
+        self.task_launched[t] = True
+        self.spec_waits.append(wait)
+        if self.params.adaptive_timeout:
+            self._job_waits.setdefault(int(w.job[t]), []).append(wait)
+
+    def launch(self, view, st: TickState) -> None:
+        """Strict FIFO launch from every NM queue (threshold controller, rule B)."""
+        delay = self.params.spec_launch_delay
+        for m in sorted(st.qm):
+            lst = st.qm[m]
+            while lst:
+                t, c, tq = lst[0]
+                if not self.can_launch(st, m, t):
+                    break
+                st.actions.append(Place(t, m, 1, opportunistic=True, from_queue=True,
+                                        startup_delay=delay, reason="NM threshold launch"))
+                self._started(st, m, t, st.now - tq)
+                st.qlen[m] -= 1
+                if c == 1:
+                    lst.pop(0)
+                    st.forget(m, t)
+                else:
+                    lst[0][1] = c - 1
+            if not lst:
+                del st.qm[m]
+
+    # ------------------------------------------------------------------ timeouts
+    def timeout_for(self, j: int) -> float:
+        p = self.params
+        if p.adaptive_timeout:
+            waits = self._job_waits.get(j)
+            if waits:
+                return max(5.0, 2.0 * float(np.median(waits)))
+        return p.T_to
+
+    def _timeout(self, view, st: TickState) -> None:
+        w = self.workload
+        p = self.params
+        for m in list(st.qm):
+            lst = st.qm[m]
+            for e in list(lst):
+                t, c, tq = e
+                if st.now - tq <= self.timeout_for(int(w.job[t])):
+                    continue
+                st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
+                lst.remove(e)
+                st.forget(m, t)
+                st.qlen[m] -= c
+                st.pend[t] += c
+                self._timeouts[t] += c
+                self._timed_out_at.setdefault(t, set()).add(m)
+                self.counters["spec_timeouts"] += c
+                self.counters["spec_rescheduled"] += c
+                self.task_rescheduled[t] = True
+                if self._timeouts[t] >= p.R_max * w.instances[t]:
+                    self._no_spec[t] = True
+            if not lst:
+                del st.qm[m]
+
+    # ------------------------------------------------------------------ dispatch helpers
+    def eligible_tasks(self, view, st: TickState) -> np.ndarray:
+        """Pending tasks the AMs may speculate now, FIFO (spec §1.4.6 step 1)."""
+        w = self.workload
+        cand = np.flatnonzero(st.pend > 0)
+        if not len(cand):
+            return cand
+        rt = np.asarray(view.ready_time)[cand]
+        j = w.job[cand]
+        ok = (rt <= st.now - self.params.h_AM + _EPS) & ~self._no_spec[cand] & self._job_spec_on[j]
+        cand = cand[ok]
+        if not len(cand):
+            return cand
+        # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
+        spec_out = self.spec_outstanding_by_job(st)
+        j = w.job[cand]
+        ok = spec_out[j] + self._upgraded[j] < self._job_rspec[j] * self._job_inst[j] - _EPS
+        cand = cand[ok]
+        return cand[np.lexsort((cand, np.asarray(view.ready_time)[cand], self._task_key[cand]))]
+
+    def spec_outstanding_by_job(self, st: TickState) -> np.ndarray:
+        w = self.workload
+        out = np.zeros(w.n_jobs)
+        for lst in st.qm.values():
+            for t, c, _ in lst:
+                out[w.job[t]] += c
+        for lst in st.spec_on.values():
+            for g in lst:
+                out[w.job[g[1]]] += g[2]
+        return out
+
+    def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
+        """Admission rule A: '' if admitted, else the rejection reason."""
+        if st.qlen[m] >= self.params.Q_max:
+            return "QUEUE_FULL"
+        if load is not None and (load[m] >= np.asarray(self.params.theta_adm)).any():
+            return "OVERLOADED"
+        return ""
+
+    def record_placement(self, st: TickState, m: int, count: int = 1) -> None:
+        """R5: chosen machine's CPU load minus the cluster minimum, at placement time."""
+        cap = st.cap[:, R_CPU]
+        load = np.where(st.alive, st.used[:, R_CPU] / cap, np.inf)
+        lo = float(load.min())
+        lm = float(load[m])
+        for _ in range(count):
+            self.placement_gap.append(lm - lo)
+            self.placement_ge2.append(bool(lm > lo + _EPS and lm >= 2.0 * lo))
+
+    def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
+        st.actions.append(Enqueue(t, m, c, opportunistic=True, reason=reason))
+        st.qm.setdefault(m, []).append([t, c, st.now])
+        st.note(m, t)
+        st.qlen[m] += c
+        st.pend[t] -= c
+        self.counters["spec_enqueued"] += c
+        self.record_placement(st, m, c)
+
+    def instant_load(self, st: TickState) -> np.ndarray:
+        cap = st.cap[:, :_NL]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(np.isfinite(cap) & (cap > 0), st.used[:, :_NL] / cap, 0.0)
+
+
+def ceil_div(a: float, b: float) -> int:
+    return int(math.ceil(a / b)) if b > 0 else 0

@@ -1,0 +1,92 @@
+"""Algorithm 1 of ROSE: Load Level Approximation (LLA), spec §1.4.2.
+
+``lla(D)`` is the exact scalar reading of the spec (used by the tests, R8);
+``lla_batch(D)`` applies the same rule to many equal-length series at once (the NM load
+monitor of every machine and metric in one call) and agrees with ``lla`` row by row.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["outlier_trimmed_mean", "is_monotone", "lla", "lla_batch"]
+
+
+def is_monotone(d: np.ndarray) -> bool:
+    """Non-strictly non-decreasing or non-increasing; length <= 1 counts as monotone."""
+    d = np.asarray(d, dtype=float)
+    if len(d) <= 1:
+        return True
+    diff = np.diff(d)
+    return bool((diff >= 0).all() or (diff <= 0).all())
+
+
+def outlier_trimmed_mean(values: np.ndarray, *, tukey_k: float = 1.5) -> float:
+    """Mean of the values inside the Tukey fences [Q1 - k IQR, Q3 + k IQR].
+
+    Fewer than 4 values: the plain mean (no trimming).
+    """
+    x = np.asarray(values, dtype=float)
+    if len(x) < 4:
+        return float(x.mean())
+    q1, q3 = np.percentile(x, [25.0, 75.0])
+    iqr = q3 - q1
+    keep = (x >= q1 - tukey_k * iqr) & (x <= q3 + tukey_k * iqr)
+    return float(x[keep].mean())
+
+
+def _segments(n: int, k_seg: int) -> list[tuple[int, int]]:
+    size = math.ceil(n / k_seg)
+    return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
+
+
+def lla(d: np.ndarray, *, k_seg: int = 5, tukey_k: float = 1.5) -> float:
+    """Trend-aware, de-noised load level of the series ``d`` (time order)."""
+    d = np.asarray(d, dtype=float)
+    if len(d) == 0:
+        msg = "LLA of an empty series"
+        raise ValueError(msg)
+    if is_monotone(d):
+        return float(d[-1])
+    if len(d) <= k_seg:
+        return outlier_trimmed_mean(d, tukey_k=tukey_k)
+    reduced = np.array([outlier_trimmed_mean(d[lo:hi], tukey_k=tukey_k)
+                        for lo, hi in _segments(len(d), k_seg)])
+    if is_monotone(reduced):
+        return float(reduced[-1])
+    return outlier_trimmed_mean(reduced, tukey_k=tukey_k)
+
+
+def _trimmed_rows(x: np.ndarray, tukey_k: float) -> np.ndarray:
+    """Row-wise outlier-trimmed mean of a (N, n) matrix."""
+    if x.shape[1] < 4:
+        return x.mean(axis=1)
+    q1, q3 = np.percentile(x, [25.0, 75.0], axis=1)
+    iqr = q3 - q1
+    keep = (x >= (q1 - tukey_k * iqr)[:, None]) & (x <= (q3 + tukey_k * iqr)[:, None])
+    return (x * keep).sum(axis=1) / keep.sum(axis=1)
+
+
+def _monotone_rows(x: np.ndarray) -> np.ndarray:
+    if x.shape[1] <= 1:
+        return np.ones(x.shape[0], dtype=bool)
+    diff = np.diff(x, axis=1)
+    return (diff >= 0).all(axis=1) | (diff <= 0).all(axis=1)
+
+
+def lla_batch(d: np.ndarray, *, k_seg: int = 5, tukey_k: float = 1.5) -> np.ndarray:
+    """LLA of each row of ``d`` (shape (N, n), every row one series in time order)."""
+    d = np.asarray(d, dtype=float)
+    n = d.shape[1]
+    if n == 0:
+        msg = "LLA of an empty series"
+        raise ValueError(msg)
+    last = d[:, -1]
+    mono = _monotone_rows(d)
+    if n <= k_seg:
+        return np.where(mono, last, _trimmed_rows(d, tukey_k))
+    reduced = np.stack([_trimmed_rows(d[:, lo:hi], tukey_k) for lo, hi in _segments(n, k_seg)],
+                       axis=1)
+    red = np.where(_monotone_rows(reduced), reduced[:, -1], _trimmed_rows(reduced, tukey_k))
+    return np.where(mono, last, red)

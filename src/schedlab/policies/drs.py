@@ -1,0 +1,396 @@
+"""DRS: dependency-aware, resource-efficient scheduling (Liu and Shen, CloudCom 2016).
+
+Reference
+    Jinwei Liu, Haiying Shen, "Dependency-aware and Resource-efficient Scheduling for
+    Heterogeneous Jobs in Clouds", IEEE CloudCom 2016; implementation spec
+    ``SEEDS_SPEC.md`` section 2 (ILP eqs. 3-11 as corrected, Algorithms 1-3, errata 2.8).
+
+Assumptions
+    Workers are machines with ``slots`` processors and speed ``f(k)/f_ref`` where
+    ``f(k) = alpha*cpu + beta*mem`` after normalisation (built by
+    :func:`schedlab.workload.drs_workloads.drs_cluster`); a task's ``duration`` is its size
+    ``S/f_ref``. Each worker has a FIFO buffer queue (the engine's node-local queue). Jobs
+    carry absolute deadlines (``deadline`` column) and DAGs (``parents``). A task is
+    dispatched only when ready (spec 2.7 item 4). No preemption (paper footnote 2).
+Decision
+    Per new job, Algorithm 1 picks a scheduler of the job's category: the nearest lightly
+    loaded one by the loads its domain manager knows (own domain exact, others by gossip
+    over a geometric random graph, with message latency). Per ready task the scheduler
+    applies Algorithm 2 with the spec 2.3.3 rule over its workers (then its domain):
+    lexicographic minimum of (misses the deadline, independent siblings queued there,
+    resource cost ``sum_r d_r c_r S/f(k)``, predicted finish ``now + W + S/f(k)``,
+    ``-pack``), where ``W`` is the Algorithm 3 waiting-time prediction and ``pack`` the
+    Tetris alignment (complementary CPU-/memory-heavy packing). A task starts at once if
+    the worker can run it, else it joins the worker's queue; a worker starts its queue FIFO
+    as processors free. Running tasks always hold distinct processors, so independent tasks
+    of a job placed on one worker run on different cores. With ``solver="milp"`` the
+    tasks a scheduler receives at one instant (at most ``milp_max_tasks``) are placed by
+    the ILP of :mod:`._drs.ilp` (HiGHS, time limit), falling back to the greedy rule when
+    it is infeasible or has no solution in time.
+Complexity
+    O(K) numpy per ready task for K candidate workers (the domain's), plus O(h K) for the
+    predictor; MILP batches are bounded by ``milp_max_tasks`` and ``milp_time_limit``.
+Departures from the spec
+    Worker resource tables are exact (the policy books every start); only scheduler loads
+    go stale (gossip). "Extended to the domain if s has none feasible" is read as: none of
+    s's workers can start the task now *and* meet the deadline. ``sib_k`` also counts
+    independent siblings *running* on ``k`` when the task would have to queue there (it
+    would start only after one of them ends, serialized all the same). Predictions of both
+    predictors are recorded on every dispatch (the inactive one as a shadow) so that D6
+    compares them on the same realized waits. The ``oracle`` predictor is not provided.
+"""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+
+from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
+from schedlab.policies._drs.common import COLS, Book, fits
+from schedlab.policies._drs.dag import ancestor_sets, remaining_critical_path
+from schedlab.policies._drs.gossip import GossipNet, route_job
+from schedlab.policies._drs.greedy import pack_score, select
+from schedlab.policies._drs.ilp import Instance, solve_ilp
+from schedlab.policies._drs.predictor import (WaitHistory, mutual_reinforcement,
+                                              queue_len_only, queued_work_level)
+from schedlab.policies.base import Enqueue, Place, Policy, PolicyParams
+from schedlab.policies.registry import register
+
+__all__ = ["DrsPolicy", "SchedulerLayout", "build_layout"]
+
+
+class SchedulerLayout:
+    """Schedulers, their workers, categories, domains and positions."""
+
+    def __init__(self, workers: list[np.ndarray], category: np.ndarray, domain: np.ndarray,
+                 points: np.ndarray, worker_category: np.ndarray) -> None:
+        self.workers = workers
+        self.category = category
+        self.domain = domain
+        self.points = points
+        self.worker_category = worker_category
+        self.domain_workers = [np.concatenate([workers[s] for s in np.flatnonzero(domain == d)])
+                               for d in range(int(domain.max()) + 1)]
+
+
+def build_layout(capacity: np.ndarray, *, n_schedulers: int, domain_size: int,
+                 workers_per_scheduler: int | None, categories: bool,
+                 rng: np.random.Generator) -> SchedulerLayout:
+    M = capacity.shape[0]
+    cpu = capacity[:, R_CPU] / capacity[:, R_CPU].max()
+    mem = capacity[:, R_MEM] / capacity[:, R_MEM].max()
+    wcat = (mem > cpu).astype(np.int64) if categories else np.zeros(M, dtype=np.int64)
+    groups = [np.flatnonzero(wcat == c) for c in (0, 1)]
+    groups = [g for g in groups if len(g)]
+    if workers_per_scheduler:
+        counts = [max(1, math.ceil(len(g) / workers_per_scheduler)) for g in groups]
+    else:
+        total = max(n_schedulers, len(groups))
+        counts = [max(1, round(total * len(g) / M)) for g in groups]
+    workers: list[np.ndarray] = []
+    cats: list[int] = []
+    for g, n in zip(groups, counts):
+        n = min(n, len(g))
+        for part in np.array_split(g, n):
+            workers.append(part)
+            cats.append(int(wcat[part[0]]))
+    S = len(workers)
+    # interleave categories across domains so every domain holds both kinds
+    order = np.argsort(np.arange(S) % max(1, math.ceil(S / domain_size)), kind="stable")
+    domain = np.zeros(S, dtype=np.int64)
+    domain[order] = np.arange(S) // domain_size
+    points = rng.random((S, 2))
+    return SchedulerLayout(workers, np.asarray(cats), domain, points, wcat)
+
+
+@register
+class DrsPolicy(Policy):
+    __doc__ = __doc__
+
+    name = "drs"
+    description = "DRS: cost-minimising, dependency- and wait-aware placement (CloudCom'16)"
+
+    class Params(PolicyParams):
+        alpha: float = 0.5            # f(k) weights; the speeds come from the cluster table
+        beta: float = 0.5
+        gamma: float = 0.5            # Algorithm 3 weight of T
+        theta: float = 0.5            # Algorithm 3 weight of L
+        h: int = 3                    # Algorithm 3 iterations
+        eps: float = 1e-3             # Algorithm 3 relative stopping tolerance
+        ewma: float = 0.3             # weight of the measured-wait history T0
+        c_cpu: float = 1.0            # cost per core-second
+        c_mem: float = 0.1            # cost per GB-second
+        predictor: Literal["mr", "queue_len_only"] = "mr"
+        solver: Literal["greedy", "milp"] = "greedy"
+        milp_max_tasks: int = 6
+        milp_time_limit: float = 0.5
+        n_schedulers: int = 10
+        domain_size: int = 5
+        workers_per_scheduler: int | None = None
+        categories: bool = True
+        gossip_period: float = 0.1
+        latency: float = 0.001        # scheduler -> worker message latency (s)
+        latency_per_unit: float = 0.001   # extra gossip latency per unit distance (s)
+
+    # ------------------------------------------------------------------ life cycle
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        p = self.params
+        w = workload
+        M = cluster.n_machines
+        self.layout = build_layout(cluster.capacity, n_schedulers=p.n_schedulers,
+                                   domain_size=p.domain_size,
+                                   workers_per_scheduler=p.workers_per_scheduler,
+                                   categories=p.categories, rng=rng)
+        L = self.layout
+        self.sched_of_worker = np.zeros(M, dtype=np.int64)
+        for s, ws in enumerate(L.workers):
+            self.sched_of_worker[ws] = s
+        n_dom = int(L.domain.max()) + 1
+        mgr_points = np.array([L.points[L.domain == d].mean(axis=0) for d in range(n_dom)])
+        self.gossip = GossipNet(mgr_points, L.domain, base_latency=p.latency,
+                                latency_per_unit=p.latency_per_unit)
+        self.gossip.report(np.zeros(len(L.workers)), 0.0)
+        cap = cluster.capacity
+        req = w.request
+        rel = req[:, R_MEM] / cap[:, R_MEM].max() > req[:, R_CPU] / cap[:, R_CPU].max()
+        job_mem = np.bincount(w.job, weights=rel.astype(float), minlength=w.n_jobs)
+        job_n = np.bincount(w.job, minlength=w.n_jobs)
+        self.job_category = (job_mem * 2 > job_n).astype(np.int64)
+        self.job_deadline = np.full(w.n_jobs, np.inf)
+        dl = np.where(np.isnan(w.deadline), np.inf, w.deadline)
+        np.minimum.at(self.job_deadline, w.job, dl)
+        self.cp_rest = remaining_critical_path(w)
+        self.anc = ancestor_sets(w)
+        self.pos = np.zeros(w.n_tasks, dtype=np.int64)
+        for j in range(w.n_jobs):
+            ts = w.tasks_of(j)
+            self.pos[ts] = np.arange(len(ts))
+        self.rate = req[:, R_CPU] * p.c_cpu + req[:, R_MEM] * p.c_mem
+        self.book = Book(M)
+        self.queued_by_job: list[dict[int, list[int]]] = [dict() for _ in range(M)]
+        self.history = WaitHistory(M, p.ewma)
+        self.job_sched: dict[int, int] = {}
+        self.size_sum = 0.0
+        self.size_n = 0
+        #: one row per dispatch: (task, machine, submit_to_worker, W_active, W_mr, W_ql, started_now)
+        self.predictions: list[tuple[int, int, float, float, float, float, bool]] = []
+        #: one row per MILP batch: (time, n_tasks, status, seconds, gap, cost)
+        self.milp_log: list[tuple[float, int, str, float, float, float]] = []
+        self.fallbacks = 0
+
+    def timers(self):
+        return {"gossip": self.params.gossip_period}
+
+    # ------------------------------------------------------------------ helpers
+    def _sched_loads(self, view) -> np.ndarray:
+        slots = self.cluster.capacity[:, R_SLOTS]
+        busy = view.allocated[:, R_SLOTS] + self.book.queued_count
+        return np.array([busy[ws].sum() / max(slots[ws].sum(), 1.0) for ws in self.layout.workers])
+
+    def _route(self, j: int) -> int:
+        L = self.layout
+        cand = np.flatnonzero(L.category == self.job_category[j])
+        if not len(cand):
+            cand = np.arange(len(L.workers))
+        user = self.rng.random(2)
+        nearest = int(cand[np.argmin(((L.points[cand] - user) ** 2).sum(axis=1))])
+        known = self.gossip.load[int(L.domain[nearest])]
+        return route_job(user, L.points, cand, known, L.domain)
+
+    def _siblings(self, t: int, ks: np.ndarray, starts_now: np.ndarray) -> np.ndarray:
+        """Independent tasks of t's job queued at each worker (and running there, when t
+        would have to wait: it would then start after them, serialized)."""
+        w = self.workload
+        j = int(w.job[t])
+        at, pt = self.anc[t], int(self.pos[t])
+        out = np.zeros(len(ks))
+        for n, k in enumerate(ks):
+            k = int(k)
+            others = list(self.queued_by_job[k].get(j, ()))
+            if not starts_now[n]:
+                others += [u for u in self.book.running[k] if w.job[u] == j]
+            for u in others:
+                pu = int(self.pos[u])
+                if not (at >> pu) & 1 and not (self.anc[u] >> pt) & 1:
+                    out[n] += 1
+        return out
+
+    def _predict(self, ks: np.ndarray, starts_now: np.ndarray, now: float):
+        b = self.book
+        speed = self.cluster.speed[ks]
+        slots = self.cluster.capacity[ks, R_SLOTS]
+        minrem = np.array([0.0 if s else b.min_remaining(int(k), now)
+                           for k, s in zip(ks, starts_now)])
+        L = queued_work_level(b.queued_service[ks], minrem, slots, starts_now)
+        p = self.params
+        T, _, _ = mutual_reinforcement(self.history.T0(ks, L), L, gamma=p.gamma, theta=p.theta,
+                                       h=p.h, eps=p.eps)
+        mean_size = self.size_sum / self.size_n if self.size_n else float(
+            np.mean(self.workload.duration))
+        Q = queue_len_only(b.queued_count[ks], slots, mean_size / speed, starts_now)
+        return np.where(starts_now, 0.0, T), Q
+
+    # ------------------------------------------------------------------ dispatch
+    def _quick(self, t: int, ks: np.ndarray, free: np.ndarray, now: float):
+        """Stages 1-2 of the rule: workers in ``ks`` that start ``t`` now and meet the deadline.
+
+        On such workers the queue is empty, so the predicted wait and the queued-sibling
+        count are 0 and the rule reduces to (cost, finish, -pack).
+        """
+        w = self.workload
+        req = w.request[t]
+        ks = ks[fits(free[ks], req) & (self.book.queued_count[ks] == 0)]
+        if not len(ks):
+            return -1
+        svc = w.duration[t] / self.cluster.speed[ks]
+        finish = now + self.params.latency + svc
+        ok = finish + self.cp_rest[t] <= self.job_deadline[w.job[t]] + 1e-9
+        if not ok.any():
+            return -1
+        ks, svc, finish = ks[ok], svc[ok], finish[ok]
+        capk = self.cluster.capacity[ks][:, [R_CPU, R_MEM]]
+        used = capk - free[ks][:, [R_CPU, R_MEM]]
+        pack = pack_score(req[[R_CPU, R_MEM]], capk, used)
+        zero = np.zeros(len(ks))
+        return int(ks[select(zero, zero, self.rate[t] * svc, finish, pack)])
+
+    def _choose(self, t: int, s: int, free: np.ndarray, now: float):
+        """Returns (worker, starts now, W_active, W_mr, W_ql)."""
+        w = self.workload
+        L = self.layout
+        cap = self.cluster.capacity
+        req = w.request[t]
+        # stage 1: the scheduler's own workers; stage 2: its domain (start now, on time)
+        for ks in (L.workers[s], L.domain_workers[int(L.domain[s])]):
+            k = self._quick(t, ks, free, now)
+            if k >= 0:
+                return k, True, 0.0, 0.0, 0.0
+        # stage 3: queue (or start) anywhere in the domain, full rule with predicted waits
+        dom = L.domain_workers[int(L.domain[s])]
+        ks = dom[(cap[dom][:, COLS] + 1e-9 >= req[COLS]).all(axis=1)]
+        if not len(ks):
+            ks = np.flatnonzero((cap[:, COLS] + 1e-9 >= req[COLS]).all(axis=1))
+        starts_now = fits(free[ks], req) & (self.book.queued_count[ks] == 0)
+        Wmr, Wql = self._predict(ks, starts_now, now)
+        Wact = Wmr if self.params.predictor == "mr" else Wql
+        svc = w.duration[t] / self.cluster.speed[ks]
+        finish = now + self.params.latency + Wact + svc
+        cost = self.rate[t] * svc
+        infeasible = finish + self.cp_rest[t] > self.job_deadline[w.job[t]] + 1e-9
+        capk = cap[ks][:, [R_CPU, R_MEM]]
+        used = capk - free[ks][:, [R_CPU, R_MEM]]
+        pack = pack_score(req[[R_CPU, R_MEM]], capk, used)
+        sib = self._siblings(t, ks, starts_now)
+        n = select(infeasible, sib, cost, finish, pack)
+        return int(ks[n]), bool(starts_now[n]), float(Wact[n]), float(Wmr[n]), float(Wql[n])
+
+    def _commit(self, t: int, k: int, now_start: bool, now: float, free: np.ndarray,
+                preds: tuple[float, float, float], actions: list) -> None:
+        w = self.workload
+        p = self.params
+        svc = float(w.duration[t] / self.cluster.speed[k])
+        self.size_sum += float(w.duration[t])
+        self.size_n += 1
+        if now_start:
+            actions.append(Place(t, k, startup_delay=p.latency, reason="drs"))
+            free[k] -= w.request[t]
+            self.book.start(t, k, now + p.latency + svc)
+            self.history.observe(k, 0.0)
+            self.predictions.append((t, k, now + p.latency, *preds, True))
+        else:
+            actions.append(Enqueue(t, k, reason="drs"))
+            self.book.enqueue(t, k, now, svc)
+            self.queued_by_job[k].setdefault(int(w.job[t]), []).append(t)
+            self.predictions.append((t, k, now, *preds, False))
+
+    def _drain(self, k: int, now: float, free: np.ndarray, actions: list) -> None:
+        w = self.workload
+        b = self.book
+        while b.queue[k]:
+            t, _ = b.queue[k][0]
+            if not fits(free[k:k + 1], w.request[t])[0]:
+                break
+            svc = float(w.duration[t] / self.cluster.speed[k])
+            _, at = b.dequeue_head(k, svc)
+            lst = self.queued_by_job[k].get(int(w.job[t]))
+            if lst is not None:
+                lst.remove(t)
+                if not lst:
+                    del self.queued_by_job[k][int(w.job[t])]
+            actions.append(Place(t, k, from_queue=True, reason="drs: queue head"))
+            free[k] -= w.request[t]
+            b.start(t, k, now + svc)
+            self.history.observe(k, now - at)
+
+    def _milp_batch(self, tasks: list[int], s: int, free: np.ndarray, now: float,
+                    actions: list) -> bool:
+        """Place a scheduler's batch with the ILP; False if it must fall back to greedy."""
+        w = self.workload
+        p = self.params
+        ws = self.layout.workers[s]
+        if self.book.queued_count[ws].sum() > 0:
+            return False
+        busy = [(n, e - now, w.request[u, [R_CPU, R_MEM]])
+                for n, k in enumerate(ws) for u, es in self.book.running[int(k)].items()
+                for e in es if e > now]
+        dl = np.array([self.job_deadline[w.job[t]] - self.cp_rest[t] - now for t in tasks])
+        inst = Instance(size=w.duration[tasks], demand=w.request[tasks][:, [R_CPU, R_MEM]],
+                        speed=self.cluster.speed[ws],
+                        capacity=self.cluster.capacity[ws][:, [R_CPU, R_MEM]],
+                        slots=self.cluster.capacity[ws, R_SLOTS],
+                        cost_rate=np.array([p.c_cpu, p.c_mem]),
+                        release=np.full(len(tasks), p.latency), deadline=dl, busy=busy)
+        sol = solve_ilp(inst, time_limit=p.milp_time_limit)
+        self.milp_log.append((now, len(tasks), sol.status, sol.solve_seconds, sol.gap, sol.cost))
+        if not sol.ok:
+            return False
+        for n in np.argsort(sol.start, kind="stable"):
+            t = tasks[int(n)]
+            k = int(ws[sol.assign[n]])
+            now_start = bool(fits(free[k:k + 1], w.request[t])[0]
+                             and self.book.queued_count[k] == 0
+                             and sol.start[n] <= p.latency + 1e-9)
+            wait = max(float(sol.start[n]) - p.latency, 0.0)
+            self._commit(t, k, now_start, now, free, (wait, wait, wait), actions)
+        return True
+
+    # ------------------------------------------------------------------ decide
+    def decide(self, view):
+        now = view.now
+        trig = view.trigger
+        w = self.workload
+        actions: list = []
+        free = view.free()
+        dirty: set[int] = set()
+        for t in set(trig.completions):
+            dirty |= self.book.finished(int(t), now)
+        if "gossip" in trig.timers:
+            self.gossip.report(self._sched_loads(view), now)
+            self.gossip.round(now, self.rng)
+        self.gossip.deliver(now)
+        for k in sorted(dirty):
+            self._drain(k, now, free, actions)
+        pend = view.pending_tasks()
+        if not len(pend):
+            return actions
+        batches: dict[int, list[int]] = {}
+        for t in pend:
+            t = int(t)
+            j = int(w.job[t])
+            s = self.job_sched.get(j)
+            if s is None:
+                s = self._route(j)
+                self.job_sched[j] = s
+            batches.setdefault(s, []).extend([t] * int(view.pending[t]))
+        for s, tasks in batches.items():
+            if (self.params.solver == "milp" and len(tasks) <= self.params.milp_max_tasks
+                    and self._milp_batch(tasks, s, free, now, actions)):
+                continue
+            if self.params.solver == "milp":
+                self.fallbacks += 1
+            for t in tasks:
+                k, now_start, wa, wm, wq = self._choose(t, s, free, now)
+                self._commit(t, k, now_start, now, free, (wa, wm, wq), actions)
+        return actions

@@ -1,0 +1,244 @@
+"""ROSE: speculative over-subscription on a layered RM/AM/NM scheduler (Sun et al., ICDCS 2018)."""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from schedlab.cluster.spec import R_CPU
+from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState, ceil_div
+from schedlab.policies._rose.lla import lla_batch
+from schedlab.policies._rose.mmf import mmf
+from schedlab.policies._rose.tbamr import MachineRating
+from schedlab.policies.registry import register
+
+__all__ = ["RosePolicy"]
+
+_NL = 4
+
+
+@register
+class RosePolicy(LayeredPolicy):
+    """Regular containers through the RM; when none come, speculative tasks go straight to
+    NMs picked from the Cluster Aggregator's MMF candidate list.
+
+    Reference
+        Sun, Hu, Yang, Garraghan, Wo, Xu, Zhu, Li, "ROSE: Cluster Resource Scheduling via
+        Speculative Over-subscription", IEEE ICDCS 2018, pp. 949-960. Implemented from
+        SEEDS_SPEC §1.2-1.8 (the NM threshold controller, the timeout detector and the AM
+        controller details are the spec's reconstructions [R]).
+    Assumptions
+        The RM part is :class:`YarnCentralizedPolicy` (heartbeat-driven, stale by design).
+        Each NM samples cpu/mem/disk/net utilization every ``X`` s into a window of ``W``
+        records; every ``Y`` s it computes the LLA level of each metric (Alg. 1) and
+        reports it with its queue statistics. The CA rates machines with TBAMR over jobs
+        that terminated in the last ``T_rate`` s (Alg. 2), runs MMF (Alg. 3) and publishes
+        a versioned candidate list; the AMs' copy is the list of the last sync (up to ``Y``
+        stale). Speculative tasks run as opportunistic work: they yield compressible
+        resources to regular work and are killed under memory pressure.
+    Decision
+        Per AM heartbeat, a pending task that got no regular container on the previous AM
+        heartbeat is speculation-eligible (job switch ``speculative``, budget ``r_spec`` x
+        job size, at most ``R_max`` timeouts per instance). The AM walks the candidate list
+        in order, skipping machines that rejected it in the last ``Y`` s or timed this task
+        out, with at most ceil(eligible / |C|) outstanding per machine; the NM admits
+        (queue < ``Q_max`` and every LLA level < ``theta_adm``) or rejects, and the AM tries
+        the next candidate at once. NMs launch, throttle and kill with the multi-level
+        thresholds of §1.4.5 (see :mod:`schedlab.policies._rose.layered`). An RM grant to a
+        job upgrades its speculative work first (promote in place, else cancel a queue
+        entry and start it as regular).
+    Complexity
+        Per tick O(M) numpy plus O(E x |C|) for E eligible tasks; every ``Y`` s one batched
+        LLA over (4M, W) and one MMF sort, O(M log M).
+    Departures from the spec
+        Periods are quantised to ``tick`` (1 s). The monitor's "aggregate over X" record is
+        the instantaneous utilization at the X tick. AM->NM speculative requests take
+        effect within the tick (no separate message delay); NM launches happen on the
+        ``tau_c`` ticks, not also on every task end. The timeout budget ``R_max`` counts
+        per task row (R_max x instances), since instances of a row are interchangeable.
+        "Tailed" (TBAMR) means running longer than 1.5 x the nominal duration of its row
+        on that machine (all instances of a row share the nominal runtime).
+        Ablations: ``tbamr=False`` (B1 = empty), ``candidates="random"`` (no MMF),
+        ``use_lla=False`` (instantaneous samples), ``timeout_detector=False``,
+        ``upgrade=False``.
+    """
+
+    name = "rose"
+    description = "ROSE: RM for regular containers, speculative tasks to NMs from the CA's MMF list"
+    oversubscribes = True
+    speculates = True
+    upgrades = True
+
+    class Params(SpeculativeParams):
+        X: float = Field(2.0, gt=0, description="NM load-monitor aggregation interval (s)")
+        Y: float = Field(5.0, gt=0, description="report / MMF / candidate-list sync period (s)")
+        W: int = Field(30, ge=1, description="LLA sliding window (records)")
+        k_seg: int = Field(5, ge=1)
+        tukey_k: float = Field(1.5, ge=0)
+        T_rate: float = Field(600.0, gt=0)
+        K_am: int = Field(10, ge=1)
+        tail_factor: float = Field(1.5, gt=1)
+        K_bl: int | None = Field(None, description="default max(1, ceil(0.02 |M|))")
+        d: int = Field(2, ge=1)
+        mL: int | None = Field(None, description="default max(5, ceil(0.1 |M|))")
+        w_load: tuple[float, float, float, float] = (0.4, 0.3, 0.2, 0.1)
+        w_queue: tuple[float, float, float] = (0.6, 0.3, 0.1)
+        thr: tuple[float, float, float, float] | None = Field(None, description="MMF B3 thresholds; default theta_adm")
+        tbamr: bool = True
+        use_lla: bool = True
+        candidates: Literal["mmf", "random"] = "mmf"
+        upgrade: bool = True
+
+    def reset(self, cluster, workload, rng):
+        p = self.params
+        super().reset(cluster, workload, rng)
+        self.upgrades = bool(p.upgrade)
+        M = cluster.n_machines
+        self._hist = np.zeros((M, _NL, p.W))
+        self._n_rec = 0
+        self._last_report = np.full(M, -np.inf)
+        self.lla = np.zeros((M, _NL))
+        self.K_bl = p.K_bl if p.K_bl is not None else max(1, math.ceil(0.02 * M))
+        self.mL = p.mL if p.mL is not None else max(5, math.ceil(0.1 * M))
+        self.rating = MachineRating(M, T_rate=p.T_rate, K_am=p.K_am)
+        self.candidates = np.zeros(0, dtype=np.int64)
+        self.version = 0
+        self._done_jobs = np.zeros(workload.n_jobs, dtype=bool)
+        self._tailed: set[tuple[int, float]] = set()
+        self._rejected: dict[tuple[int, int], float] = {}
+        self._job_of = workload.job
+
+    # ------------------------------------------------------------------ monitor + CA
+    def observe(self, view, st: TickState) -> None:
+        p = self.params
+        if self.every(p.X):
+            u = self.instant_load(st)
+            self._hist = np.roll(self._hist, -1, axis=2)
+            self._hist[:, :, -1] = u
+            self._n_rec = min(self._n_rec + 1, p.W)
+        if p.tbamr:
+            self._watch_tasks(view, st)
+        if self.every(p.Y) and self._n_rec:
+            self._report_and_filter(view, st)
+
+    def _watch_tasks(self, view, st: TickState) -> None:
+        """TBAMR inputs: tailed tasks, and jobs that just terminated."""
+        w = self.workload
+        rg = view.running_groups()
+        if len(rg):
+            run = rg.running
+            elapsed = st.now - rg.start_time
+            limit = self.params.tail_factor * w.duration[rg.task] / np.asarray(view.speed)[rg.machine]
+            for i in np.flatnonzero(run & (elapsed > limit)):
+                key = (int(rg.gid[i]), float(rg.start_time[i]))
+                if key in self._tailed:
+                    continue
+                self._tailed.add(key)
+                pen = self._job_pen.setdefault(int(w.job[rg.task[i]]), {})
+                m = int(rg.machine[i])
+                pen[m] = pen.get(m, 0) + int(rg.count[i])
+        left = np.bincount(w.job, weights=(np.asarray(view.ended) < w.instances), minlength=w.n_jobs)
+        new = np.flatnonzero((left == 0) & ~self._done_jobs)
+        for j in new:
+            self._done_jobs[j] = True
+            pen = self._job_pen.pop(int(j), {})
+            self.rating.job_terminated(st.now, [("killed", m) for m, c in pen.items() for _ in range(c)])
+
+    def _report_and_filter(self, view, st: TickState) -> None:
+        p = self.params
+        M = len(st.cap)
+        n = self._n_rec
+        if p.use_lla:
+            series = self._hist[:, :, -n:].reshape(M * _NL, n)
+            self.lla = np.clip(lla_batch(series, k_seg=p.k_seg, tukey_k=p.tukey_k).reshape(M, _NL), 0, 1)
+        else:
+            self.lla = np.clip(self._hist[:, :, -1], 0, 1)
+        self._last_report[st.alive] = st.now
+        connected = st.alive & (self._last_report >= st.now - 3 * p.Y)
+        if p.candidates == "random":
+            alive = np.flatnonzero(connected)
+            self.candidates = self.rng.permutation(alive)[:self.mL]
+        else:
+            cores = st.cap[:, R_CPU]
+            queue = np.column_stack([st.qlen / p.Q_max, st.spec_n / p.N_spec_max,
+                                     st.reg_n / np.where(np.isfinite(cores), cores, 1.0)])
+            scores = self.rating.scores(st.now) if p.tbamr else np.zeros(M)
+            thr = np.asarray(p.thr if p.thr is not None else p.theta_adm)
+            self.candidates = mmf(self.lla, np.clip(queue, 0, 1), scores, thr=thr,
+                                  w_load=np.asarray(p.w_load), w_queue=np.asarray(p.w_queue),
+                                  K_bl=self.K_bl, d=p.d, mL=self.mL, connected=connected)
+        self.version += 1
+
+    # ------------------------------------------------------------------ AM dispatch
+    def dispatch(self, view, st: TickState) -> None:
+        p = self.params
+        w = self.workload
+        cands = [int(m) for m in self.candidates]
+        if not cands:
+            return
+        tasks = self.eligible_tasks(view, st)
+        if not len(tasks):
+            return
+        jobs = w.job[tasks]
+        elig_job = np.bincount(jobs, weights=st.pend[tasks], minlength=w.n_jobs)
+        # outstanding speculative work per (job, machine)
+        out: dict[tuple[int, int], int] = {}
+        for m, lst in st.qm.items():
+            for t, c, _ in lst:
+                key = (int(w.job[t]), m)
+                out[key] = out.get(key, 0) + c
+        for m, lst in st.spec_on.items():
+            for g in lst:
+                key = (int(w.job[g[1]]), m)
+                out[key] = out.get(key, 0) + g[2]
+        budget = self._job_rspec * self._job_inst - self.spec_outstanding_by_job(st) - self._upgraded
+        self._walk(st, tasks, cands, elig_job, out, budget, self.lla)
+
+    def _walk(self, st: TickState, tasks: np.ndarray, cands: list[int], elig_job: np.ndarray,
+              out: dict[tuple[int, int], int], budget: np.ndarray, load: np.ndarray) -> None:
+        """AMs walk their candidate list (spec §1.4.6 steps 2-3)."""
+        p = self.params
+        w = self.workload
+        now = st.now
+        exhausted: set[int] = set()          # jobs with no candidate left this tick
+        for t in tasks:
+            t = int(t)
+            j = int(w.job[t])
+            if j in exhausted:
+                continue
+            n_left = int(min(st.pend[t], max(0, math.floor(budget[j] + 1e-9))))
+            if n_left <= 0:
+                continue
+            cap_jm = ceil_div(elig_job[j], len(cands))
+            bad = self._timed_out_at.get(t, ())
+            usable = 0
+            for m in cands:
+                if n_left <= 0:
+                    break
+                if self._rejected.get((j, m), -np.inf) > now:
+                    continue
+                usable += 1
+                if m in bad:
+                    continue
+                room = cap_jm - out.get((j, m), 0)
+                if room <= 0:
+                    continue
+                self.counters["spec_requests"] += 1
+                self.task_sent[t] += 1
+                why = self.nm_admit(st, m, load)
+                if why:
+                    self._rejected[(j, m)] = now + p.Y
+                    usable -= 1
+                    key = "spec_rejected_queue_full" if why == "QUEUE_FULL" else "spec_rejected_overloaded"
+                    self.counters[key] += 1
+                    self.task_excluded[t] = True
+                    continue
+                c = min(n_left, room, p.Q_max - int(st.qlen[m]))
+                self.enqueue(st, t, m, c, reason=f"rose speculative (list v{self.version})")
+                out[(j, m)] = out.get((j, m), 0) + c
+                budget[j] -= c
+                n_left -= c
+            if usable <= 0:
+                exhausted.add(j)

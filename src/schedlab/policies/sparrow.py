@@ -1,0 +1,129 @@
+"""Sparrow-style decentralized speculative placement (ROSE baseline B2)."""
+from __future__ import annotations
+
+from collections import deque
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState
+from schedlab.policies.base import Place
+from schedlab.policies.registry import register
+
+__all__ = ["SparrowPolicy"]
+
+
+@register
+class SparrowPolicy(LayeredPolicy):
+    """Speculative tasks placed by the AMs without a global view (spec §1.5, B2).
+
+    Reference
+        Ousterhout, Wendell, Zaharia, Stoica, "Sparrow: Distributed, Low Latency
+        Scheduling", SOSP 2013 (batch sampling, late binding); ROSE's "random
+        decentralized" comparison [18].
+    Assumptions
+        Regular containers as in :class:`YarnCentralizedPolicy`; speculative work runs
+        under the same NM threshold controller as ROSE (NM-local LLA-free admission on the
+        instantaneous load), with no Cluster Aggregator, no MMF and no upgrade.
+    Decision
+        ``placement="batch-sampling"`` (default): for a task with n unlaunched instances
+        the AM places ``probe_ratio * n`` probes (reservations) on distinct random NMs;
+        when a probe reaches the head of an NM queue and the threshold controller would
+        launch, the NM asks the AM for work (late binding) and gets an instance if one is
+        still pending, else the probe is cancelled. ``placement="random"`` (the spec's
+        B2): each instance is sent to one uniformly random NM, admitted under rule A,
+        queued FIFO, and rescheduled by the timeout detector.
+    Complexity
+        O(probes) per tick.
+    Departures from the spec
+        Probe round trips take no time; probe queues are not capped (Sparrow's are not).
+    """
+
+    name = "sparrow"
+    description = "ROSE B2: decentralized speculative placement, Sparrow batch sampling or random"
+    oversubscribes = True
+    speculates = True
+
+    class Params(SpeculativeParams):
+        placement: Literal["batch-sampling", "random"] = "batch-sampling"
+        probe_ratio: float = Field(2.0, ge=1.0)
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self._job_spec_on, self._job_rspec = self._job_switches()
+        self.probes: list[deque] = [deque() for _ in range(cluster.n_machines)]
+        self._nprobes = np.zeros(workload.n_tasks, dtype=np.int64)
+        self._rejected: dict[tuple[int, int], float] = {}
+
+    # batch sampling: probes live in the policy, instances stay pending until late binding
+    def launch(self, view, st: TickState) -> None:
+        super().launch(view, st)
+        if self.params.placement != "batch-sampling":
+            return
+        for m in np.flatnonzero([len(q) > 0 for q in self.probes]):
+            m = int(m)
+            q = self.probes[m]
+            while q:
+                t, tq = q[0]
+                if st.pend[t] <= 0:           # nothing left to bind: cancel the probe
+                    q.popleft()
+                    self._nprobes[t] -= 1
+                    continue
+                if not self.can_launch(st, m, t):
+                    break
+                q.popleft()
+                self._nprobes[t] -= 1
+                st.pend[t] -= 1
+                st.actions.append(Place(t, m, 1, opportunistic=True,
+                                        startup_delay=self.params.spec_launch_delay,
+                                        reason="sparrow late binding"))
+                self.record_placement(st, m)
+                self._started(st, m, t, st.now - tq)
+
+    def dispatch(self, view, st: TickState) -> None:
+        tasks = self.eligible_tasks(view, st)
+        if not len(tasks):
+            return
+        alive = np.flatnonzero(st.alive)
+        if self.params.placement == "batch-sampling":
+            d = self.params.probe_ratio
+            for t in tasks:
+                t = int(t)
+                if self._nprobes[t] > 0:
+                    continue
+                n = int(st.pend[t])
+                k = min(len(alive), max(1, int(np.ceil(d * n))))
+                for m in self.rng.choice(alive, size=k, replace=False):
+                    self.probes[int(m)].append((t, st.now))
+                self._nprobes[t] += k
+                self.counters["spec_requests"] += k
+                self.task_sent[t] += 1
+            return
+        load = self.instant_load(st)
+        p = self.params
+        w = self.workload
+        slots = int(np.maximum(p.Q_max - st.qlen[alive], 0).sum())
+        for t in tasks:
+            if slots <= 0:
+                break                     # every NM queue is full: the AMs retry next heartbeat
+            t = int(t)
+            j = int(w.job[t])
+            bad = self._timed_out_at.get(t, ())
+            n = int(min(st.pend[t], slots))
+            picks = self.rng.choice(alive, size=n)
+            for m in picks:
+                m = int(m)
+                if m in bad or self._rejected.get((j, m), -np.inf) > st.now:
+                    continue
+                self.counters["spec_requests"] += 1
+                self.task_sent[t] += 1
+                why = self.nm_admit(st, m, load)
+                if why:
+                    self._rejected[(j, m)] = st.now + p.h_AM
+                    key = "spec_rejected_queue_full" if why == "QUEUE_FULL" else "spec_rejected_overloaded"
+                    self.counters[key] += 1
+                    self.task_excluded[t] = True
+                    continue
+                self.enqueue(st, t, m, 1, reason="random speculative placement")
+                slots -= 1

@@ -1,0 +1,249 @@
+"""ROSE: algorithms (LLA, TBAMR, MMF), NM threshold-controller rules, the timeout detector,
+and a reduced-scale acceptance test for the direction of R1 and R2."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import schedlab
+from schedlab.cluster.spec import homogeneous_cluster
+from schedlab.policies._rose.layered import TickState
+from schedlab.policies._rose.lla import lla, lla_batch, outlier_trimmed_mean
+from schedlab.policies._rose.mmf import mmf
+from schedlab.policies._rose.tbamr import MachineRating, job_penalty, tbamr_scores
+from schedlab.policies.base import Dequeue, Place, Preempt
+from schedlab.policies.rose import RosePolicy
+from schedlab.workload.job import Workload
+from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+
+
+# ------------------------------------------------------------------ R8: LLA, exact
+@pytest.mark.parametrize("series, expected", [
+    ([1, 2, 3, 4], 4.0),                           # monotone: last element
+    ([5, 5, 5, 100, 5, 5, 5, 5, 5, 5], 5.0),       # spec: D' = [5, 52.5, 5, 5, 5] -> Tukey drops 52.5
+    ([7], 7.0),                                    # length 1 is monotone
+    ([3, 1, 2], 2.0),                              # |D| <= k_seg, < 4 values: plain mean
+    ([4, 4, 3, 4, 4, 9], 4.0),                     # not monotone, segments of 2: [4, 3.5, 6.5] -> mean
+])
+def test_lla_worked_examples(series, expected):
+    if series == [4, 4, 3, 4, 4, 9]:
+        expected = float(np.mean([4.0, 3.5, 6.5]))  # D' not monotone, < 4 values: plain mean
+    assert lla(series) == expected
+
+
+def test_outlier_trimmed_mean_tukey_fences():
+    # Q1 = 1.75, Q3 = 3.25, IQR = 1.5: fences [-0.5, 5.5] drop 100
+    assert outlier_trimmed_mean([1, 2, 3, 100, 2, 3, 1, 2]) == pytest.approx(np.mean([1, 2, 3, 2, 3, 1, 2]))
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 6, 11, 30])
+def test_lla_batch_matches_scalar(n):
+    rng = np.random.default_rng(n)
+    d = rng.random((40, n))
+    d[::7] = np.sort(d[::7], axis=1)           # some monotone rows
+    d[1::9, n // 2] = 5.0                       # some spikes
+    got = lla_batch(d)
+    assert np.allclose(got, [lla(row) for row in d])
+
+
+# ------------------------------------------------------------------ TBAMR
+def test_tbamr_penalties_top_k_and_statuses():
+    tasks = [("failed", 3), ("killed", 3), ("evicted", 3), ("tailed", 1), ("completed", 2),
+             ("preempted", 1), ("crashed", 4)]
+    pen = job_penalty(tasks, K_am=2)
+    assert pen == {3: 3, 1: 2}                 # machine 4 (1 penalty) is cut by K_am = 2
+    score = tbamr_scores(5, [pen, {4: 1}])
+    assert score.tolist() == [0, -2, 0, -3, -1]
+
+
+def test_machine_rating_window_expires():
+    r = MachineRating(3, T_rate=600, K_am=10)
+    r.job_terminated(0.0, [("killed", 2), ("killed", 2)])
+    r.job_terminated(500.0, [("failed", 1)])
+    assert r.scores(550.0).tolist() == [0, -1, -2]
+    assert r.scores(700.0).tolist() == [0, -1, 0]   # the job at t=0 left the window
+
+
+# ------------------------------------------------------------------ MMF
+def test_mmf_filters_and_orders():
+    thr = np.array([0.8, 0.85, 0.85, 0.85])
+    load = np.array([
+        [0.10, 0.1, 0, 0],   # 0 light, but worst-rated (score -5): B1
+        [0.20, 0.1, 0, 0],   # 1
+        [0.90, 0.1, 0, 0],   # 2 cpu >= 0.8: B3
+        [0.30, 0.1, 0, 0],   # 3
+        [0.25, 0.1, 0, 0],   # 4 disconnected: B2
+        [0.50, 0.1, 0, 0],   # 5
+        [0.40, 0.1, 0, 0],   # 6
+    ])
+    queue = np.array([[0, 0, 0], [0.5, 0, 0], [0, 0, 0], [0.0, 0, 0], [0, 0, 0], [0, 0, 0], [0.1, 0, 0]])
+    scores = np.array([-5.0, 0, 0, 0, 0, 0, 0])
+    connected = np.array([True, True, True, True, False, True, True])
+    c = mmf(load, queue, scores, thr=thr, w_load=np.array([0.4, 0.3, 0.2, 0.1]),
+            w_queue=np.array([0.6, 0.3, 0.1]), K_bl=1, d=2, mL=2, connected=connected)
+    # left: 1, 3, 5, 6; d*mL = 4 lightest = {1, 3, 6, 5}; 2 shortest queues: 3 (0), 5 (0)
+    # 3 and 5 tie on queue index: lower load index first -> [3, 5]
+    assert c.tolist() == [3, 5]
+
+
+def test_mmf_never_blacklists_clean_machines():
+    load = np.zeros((4, 4))
+    c = mmf(load, np.zeros((4, 3)), np.zeros(4), thr=np.full(4, 0.8), w_load=np.ones(4),
+            w_queue=np.ones(3), K_bl=3, d=2, mL=4)
+    assert sorted(c.tolist()) == [0, 1, 2, 3]
+
+
+# ------------------------------------------------------------------ threshold controller
+def _policy(tasks: list[dict], **params) -> RosePolicy:
+    rows = [{"job_id": f"j{i}", "task_id": "t", "submit_time": 0.0, "duration": 10.0, **t}
+            for i, t in enumerate(tasks)]
+    w = Workload.from_frame(pd.DataFrame(rows))
+    cl = homogeneous_cluster(2, cpu=10.0, mem=100.0, disk=1.0, net=1.0)
+    p = RosePolicy(**params)
+    p.reset(cl, w, np.random.default_rng(0))
+    return p
+
+
+def _state(p: RosePolicy, used: list[list[float]]) -> TickState:
+    st = TickState.__new__(TickState)
+    M = p.cluster.n_machines
+    st.actions, st.now = [], 100.0
+    st.cap = np.array(p.cluster.capacity, dtype=float)
+    st.used = np.zeros((M, 5))
+    st.used[:, :4] = used
+    st.free = st.cap.copy()
+    st.pend = np.zeros(p.workload.n_tasks, dtype=np.int64)
+    st.qlen = np.zeros(M, dtype=np.int64)
+    st.alive = np.ones(M, dtype=bool)
+    st.ratio = np.ones((p.workload.n_jobs, 5))
+    st.qm, st.spec_on, st.q_by_task = {}, {}, {}
+    st.spec_n = np.zeros(M, dtype=np.int64)
+    st.spec_req = np.zeros((M, 5))
+    st.reg_n = np.zeros(M, dtype=np.int64)
+    return st
+
+
+def test_admission_refusals():
+    p = _policy([{"cpu": 1, "mem": 1}], Q_max=2)
+    st = _state(p, [[0.1, 0, 0, 0], [0.1, 0, 0, 0]])
+    load = np.array([[0.5, 0.2, 0, 0], [0.81, 0.2, 0, 0]])   # theta_adm cpu = 0.80
+    assert p.nm_admit(st, 0, load) == ""
+    assert p.nm_admit(st, 1, load) == "OVERLOADED"
+    st.qlen[0] = 2
+    assert p.nm_admit(st, 0, load) == "QUEUE_FULL"
+
+
+def test_launch_thresholds():
+    # machine: 10 cores, 100 GB. theta_launch cpu 0.7 -> at most 7 cores used after launch
+    p = _policy([{"cpu": 2, "mem": 1}], N_spec_max=3, rho_max=0.5)
+    st = _state(p, [[5.0, 0, 0, 0], [4.0, 0, 0, 0]])
+    assert p.can_launch(st, 0, 0)                  # 5 + 2 = 7 <= 7
+    st.used[0, 0] = 5.5
+    assert not p.can_launch(st, 0, 0)              # 7.5 > 7
+    st.spec_n[1] = 3
+    assert not p.can_launch(st, 1, 0)              # N_spec_max reached
+    st.spec_n[1] = 0
+    st.spec_req[1, 0] = 4.0
+    assert not p.can_launch(st, 1, 0)              # 4 + 2 > rho_max * 10 = 5
+
+
+def test_strict_fifo_launch_head_blocks_queue():
+    # head needs 4 cores (1 + 4 = 5 <= 7 ok), then a 4-core task (5 + 4 > 7) blocks a 1-core one
+    p = _policy([{"cpu": 4, "mem": 1}, {"cpu": 4, "mem": 1}, {"cpu": 1, "mem": 1}])
+    st = _state(p, [[1.0, 0, 0, 0], [0, 0, 0, 0]])
+    st.qm[0] = [[0, 1, 90.0], [1, 1, 91.0], [2, 1, 92.0]]
+    st.qlen[0] = 3
+    p.launch(None, st)
+    placed = [a for a in st.actions if isinstance(a, Place)]
+    assert [(a.task, a.machine, a.opportunistic, a.from_queue) for a in placed] == [(0, 0, True, True)]
+    assert st.qm[0][0][0] == 1 and len(st.qm[0]) == 2   # task 2 did not overtake task 1
+    assert p.spec_waits == [10.0]
+
+
+def test_kill_order_under_memory_pressure():
+    # theta_kill mem 0.92 -> kill most recent first until mem <= theta_launch mem (0.80)
+    p = _policy([{"cpu": 1, "mem": 10, "mem_used": 10}] * 3)
+    st = _state(p, [[1.0, 95.0, 0, 0], [0, 0, 0, 0]])
+    st.spec_on[0] = [[11, 0, 1, 10.0], [12, 1, 1, 30.0], [13, 2, 1, 20.0]]
+    st.spec_n[0] = 3
+    p._protect(None, st)
+    kills = [a.group for a in st.actions if isinstance(a, Preempt)]
+    assert kills == [12, 13]                        # 95 -> 85 -> 75 <= 80: the oldest survives
+    assert all(a.outcome == "killed" for a in st.actions)
+    assert p.counters["spec_kills"] == 2
+
+
+def test_throttle_kills_after_T_throttle_seconds():
+    p = _policy([{"cpu": 1, "mem": 1}] * 2, T_throttle=3.0)
+    st = _state(p, [[9.8, 1, 0, 0], [0, 0, 0, 0]])   # cpu 0.98 > theta_kill 0.95
+    for tick in range(3):
+        st.actions = []
+        st.spec_on[0] = [[21, 0, 1, 1.0], [22, 1, 1, 2.0]]
+        p._protect(None, st)
+        assert len(st.actions) == (1 if tick == 2 else 0)
+    assert st.actions[0].group == 22                  # most recently started
+
+
+def test_timeout_detector_reschedules_and_stops_after_R_max():
+    p = _policy([{"cpu": 1, "mem": 1, "instances": 1}], T_to=10.0, R_max=2)
+    st = _state(p, [[0, 0, 0, 0], [0, 0, 0, 0]])
+    st.qm[1] = [[0, 1, 85.0]]                          # queued 15 s > T_to
+    st.q_by_task = {0: [1]}
+    st.qlen[1] = 1
+    p._timeout(None, st)
+    assert st.actions == [Dequeue(0, 1, 1, reason=st.actions[0].reason)]
+    assert st.pend[0] == 1 and 1 in p._timed_out_at[0]
+    assert p.counters["spec_timeouts"] == 1 and not p._no_spec[0]
+    st.actions = []
+    st.qm[0] = [[0, 1, 80.0]]
+    st.q_by_task = {0: [0]}
+    p._timeout(None, st)
+    assert p._no_spec[0]                               # R_max = 2 timeouts: stop speculating
+
+
+def test_timeout_reschedule_end_to_end():
+    # one machine saturated by a long regular task; speculative work queued there times out
+    df, cl = w_rose_2(0, n_machines=5, n_requests=60)
+    res = schedlab.simulate(df, cl, "rose", params={"T_to": 5.0})
+    c = res.sim.policy.counters
+    assert c["spec_timeouts"] > 0
+    assert res.summary["instances_unfinished"] == 0
+    assert (res.attempts["opportunistic"]).any()
+
+
+def test_job_switch_turns_speculation_off():
+    df, cl = w_rose_2(0, n_machines=5, n_requests=40, tasks_per_job=20)
+    res = schedlab.simulate(df, cl, "rose",
+                            params={"job_overrides": {"b0": {"speculative": False}}})
+    att = res.attempts
+    jobs = res.sim.w.job[att["task"].to_numpy()]
+    b0 = int(np.flatnonzero(res.sim.w.job_ids == "b0")[0])
+    assert not att["opportunistic"].to_numpy()[jobs == b0].any()
+    assert att["opportunistic"].to_numpy()[jobs != b0].any()
+
+
+# ------------------------------------------------------------------ reduced-scale acceptance
+def test_reduced_scale_r1_r2_direction():
+    """R1/R2 direction at 10 machines / 30 jobs: ROSE raises CPU use and cuts makespan."""
+    df, cl = w_rose_1(3, scale=0.1, arrival_span=200.0)
+    b0 = schedlab.simulate(df, cl, "yarn-centralized").summary
+    rose = schedlab.simulate(df, cl, "rose").summary
+    assert rose["cpu_util_used"] > 1.2 * b0["cpu_util_used"]
+    assert rose["makespan"] < 0.9 * b0["makespan"]
+    assert rose["instances_unfinished"] == 0 and b0["instances_unfinished"] == 0
+    assert b0["cpu_util_allocated"] <= 1.0 + 1e-9
+
+
+def test_b1_excludes_when_queues_are_full_and_sparrow_late_binds():
+    df, cl = w_rose_2(1, n_machines=5, n_requests=100)
+    b1 = schedlab.simulate(df, cl, "yarn-opportunistic", params={"mQL": 2})
+    from schedlab.metrics.rose_metrics import speculative_shares
+    sh = speculative_shares(b1.sim.policy)
+    assert sh["spec_tasks"] > 0 and sh["excluded"] > 0
+    assert b1.summary["instances_unfinished"] == 0
+    sp = schedlab.simulate(df, cl, "sparrow")
+    assert sp.sim.policy.counters["spec_launched"] > 0
+    assert sp.summary["instances_unfinished"] == 0
+    b0 = schedlab.simulate(df, cl, "yarn-centralized")
+    assert not b0.attempts["opportunistic"].any()
