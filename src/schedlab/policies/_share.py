@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from schedlab.policies._phases import fit_counts
+from schedlab.policies._phases import Frontier, active_columns, fit_counts
 from schedlab.policies.base import Place
 
 __all__ = ["progressive_filling"]
@@ -21,42 +21,58 @@ def progressive_filling(view, workload, share_of: Callable[[np.ndarray], float])
     order = view.pending_tasks()
     if not len(order):
         return []
-    free = view.free()
+    free_full = view.free()
+    cols = active_columns(free_full)
+    free = np.ascontiguousarray(free_full[:, cols])
+    req_rows = workload.request[order][:, cols]
+    frontier = Frontier(free)
+    ok = np.flatnonzero(frontier.mask(req_rows))       # tasks that may fit somewhere now
+    if not len(ok):
+        return []
     pending = view.pending.copy()
-    jobs = workload.job[order]
     tasks_by_job: dict[int, list[int]] = {}
-    for t, j in zip(order.tolist(), jobs.tolist()):
-        tasks_by_job.setdefault(j, []).append(t)
+    for pos in ok.tolist():
+        tasks_by_job.setdefault(int(workload.job[order[pos]]), []).append(pos)
     alloc = {j: view.job_allocated[j].copy() for j in tasks_by_job}
-    heap = [(share_of(alloc[j]), first, j) for first, j in
-            enumerate(dict.fromkeys(jobs.tolist()))]
+    fits_now = np.zeros(len(order), dtype=bool)       # refreshed after every placement
+    fits_now[ok] = True
+    heap = [(share_of(alloc[j]), rank, j) for rank, j in enumerate(tasks_by_job)]
     heapq.heapify(heap)
     actions: list[Place] = []
     while heap:
         _, rank, j = heapq.heappop(heap)
+        cand = tasks_by_job[j]
         placed = False
-        for t in tasks_by_job[j]:
-            if pending[t] <= 0:
+        while cand:
+            pos = cand[0]
+            t = int(order[pos])
+            if pending[t] <= 0 or not fits_now[pos]:
+                cand.pop(0)              # free only shrinks during a decision: never fits again
                 continue
-            req = workload.request[t]
+            req = req_rows[pos]
             counts = fit_counts(free, req)
             fits = np.flatnonzero(counts > 0)
             if not len(fits):
+                cand.pop(0)              # free only shrinks during a decision: never fits again
                 continue
             m = int(fits[0])
             # as many instances as keep this job at or below the next-lowest share (>= 1)
             k = int(min(counts[m], pending[t]))
+            full_req = workload.request[t]
             if heap and k > 1:
-                one = share_of(alloc[j] + req) - share_of(alloc[j])
+                one = share_of(alloc[j] + full_req) - share_of(alloc[j])
                 if one > 0:
-                    room = heap[0][0] - share_of(alloc[j] + req)
+                    room = heap[0][0] - share_of(alloc[j] + full_req)
                     k = min(k, 1 + max(int(room // one + 1e-9), 0))
             actions.append(Place(t, m, k))
             free[m] -= req * k
+            free_full[m, cols] = free[m]
             pending[t] -= k
-            alloc[j] = alloc[j] + req * k
+            alloc[j] = alloc[j] + full_req * k
+            frontier.update()
+            fits_now[ok] = frontier.mask(req_rows[ok])
             placed = True
             break
-        if placed and any(pending[t] > 0 for t in tasks_by_job[j]):
+        if placed and cand:
             heapq.heappush(heap, (share_of(alloc[j]), rank, j))
     return actions

@@ -6,7 +6,7 @@ from typing import Literal
 import numpy as np
 
 from schedlab.cluster.spec import R_MEM
-from schedlab.policies._phases import fit_counts, spread
+from schedlab.policies._phases import greedy_place
 from schedlab.policies.base import Place, Policy, PolicyParams
 from schedlab.policies.registry import register
 
@@ -22,13 +22,18 @@ class CapacityPolicy(Policy):
         ``max_capacity`` caps how far a queue may grow beyond its guarantee when others are
         idle (1.0 = fully elastic, YARN's default maximum-capacity of 100%).
     Decision
-        Repeatedly pick the most under-served queue (lowest used/guaranteed share, measured
+        Visit queues from the most under-served (lowest used/guaranteed share, measured
         with ``resource_calculator``: ``memory`` like YARN's DefaultResourceCalculator, or
-        ``dominant`` like its DominantResourceCalculator) that can place something, and
-        place its first task that fits (FIFO, no head-of-line blocking), first-fit on
-        machines. With a single queue this is exactly non-strict FIFO.
+        ``dominant`` like its DominantResourceCalculator); inside a queue, place tasks in
+        FIFO order, skipping those that do not fit (no head-of-line blocking), first-fit on
+        machines. Queues already at ``max_capacity`` get nothing. With a single queue this
+        is exactly non-strict FIFO.
+    Departure
+        Shares are re-ranked once per decision, not after every container (YARN re-sorts
+        queues on each assignment); decisions happen on every event, so the difference is
+        one decision's worth of placements.
     Complexity
-        O(Q log Q + P) per placement for Q queues and P pending tasks.
+        O(Q log Q + P) numpy per decision for Q queues and P pending tasks.
     Reference
         Apache Hadoop YARN CapacityScheduler documentation.
     """
@@ -69,38 +74,12 @@ class CapacityPolicy(Policy):
         total = np.where(view.alive[:, None], view.capacity, 0).sum(axis=0)
         usage = self._usage(view, total)
         qof = w.queue[order]
-        per_queue = {int(q): list(order[qof == q]) for q in np.unique(qof)}
-        pending = view.pending.copy()
+        queues = np.unique(qof)
+        # most under-served queue first (YARN's queue ordering), FIFO inside each queue
+        ranked = sorted(queues.tolist(), key=lambda q: (usage[q] / max(self.guarantee[q], 1e-12), q))
         actions: list[Place] = []
-        blocked: set[int] = set()
-        res_col = R_MEM if self.params.resource_calculator == "memory" else None
-        while len(blocked) < len(per_queue):
-            live = [q for q in per_queue if q not in blocked]
-            q = min(live, key=lambda k: (usage[k] / max(self.guarantee[k], 1e-12), k))
+        for q in ranked:
             if usage[q] >= self.params.max_capacity - 1e-12:
-                blocked.add(q)
                 continue
-            placed_any = False
-            for t in per_queue[q]:
-                if pending[t] <= 0:
-                    continue
-                req = w.request[t]
-                counts = fit_counts(free, req)
-                if counts.sum() <= 0:
-                    continue
-                chosen = spread(counts, int(pending[t]))
-                for m, k in chosen:
-                    actions.append(Place(int(t), m, k))
-                    free[m] -= req * k
-                    pending[t] -= k
-                    need = req * k
-                    if res_col is not None:
-                        usage[q] += need[res_col] / total[res_col]
-                    else:
-                        ok = np.isfinite(total[:-1]) & (total[:-1] > 0)
-                        usage[q] += float((need[:-1][ok] / total[:-1][ok]).max()) if ok.any() else 0.0
-                placed_any = True
-                break
-            if not placed_any:
-                blocked.add(q)
+            actions += greedy_place(order[qof == q], view.pending, w.request, free)
         return actions
