@@ -16,5 +16,5 @@ def small_workload(tmp_path_factory) -> Path:
 def compare_report(tmp_path_factory, small_workload):
     from schedlab.reports.compare import compare
     out = tmp_path_factory.mktemp("cmp")
-    df = compare(str(small_workload), None, ["fifo", "fifo[strict=true;placement=best-fit]"], 2, out)
+    df = compare(str(small_workload), "builtin:demo", ["fifo", "fifo[strict=true;placement=best-fit]"], 2, out)
     return df, out

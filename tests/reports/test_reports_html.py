@@ -81,7 +81,7 @@ def test_unknown_policy_is_input_error():
 def test_cli_compare(small_workload, tmp_path):
     from typer.testing import CliRunner
     from schedlab.cli.main import app
-    r = CliRunner().invoke(app, ["compare", "--workload", str(small_workload), "--policies",
+    r = CliRunner().invoke(app, ["compare", "--workload", str(small_workload), "--cluster", "builtin:demo", "--policies",
                                  "fifo,fifo[strict=true]", "--seeds", "1", "--out", str(tmp_path),
                                  "--no-report"])
     assert r.exit_code == 0, r.output

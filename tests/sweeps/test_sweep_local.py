@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sweep_helpers import write_spec
+from tests.sweeps.sweep_helpers import write_spec
 from schedlab.sweeps import load_results, run_trial, sweep
 from schedlab.sweeps.trial import BOOKKEEPING_COLUMNS
 

@@ -5,7 +5,7 @@ import time
 import pandas as pd
 import pytest
 
-from sweep_helpers import write_spec
+from tests.sweeps.sweep_helpers import write_spec
 from schedlab.sweeps import load_results, sweep
 from schedlab.sweeps.trial import BOOKKEEPING_COLUMNS
 
