@@ -19,6 +19,7 @@ __all__ = ["fit_counts", "spread", "candidate_mask", "active_columns", "greedy_p
            "machine_order"]
 
 _EPS = 1e-9
+_FRONTIER_MIN = 4
 
 
 def fit_counts(free: np.ndarray, req: np.ndarray) -> np.ndarray:
@@ -132,8 +133,10 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
     free_full = free
     free = np.ascontiguousarray(free[:, cols])
     req_rows = request[order][:, cols]          # row i is the request of order[i]
-    frontier = Frontier(free)
-    cand = np.flatnonzero(frontier.mask(req_rows))
+    # with few pending tasks, fit_counts alone is cheaper than sorting the machines
+    frontier = Frontier(free) if len(order) > _FRONTIER_MIN else None
+    cand = (np.flatnonzero(frontier.mask(req_rows)) if frontier is not None
+            else np.arange(len(order)))
     if strict and (not len(cand) or cand[0] != 0):
         return actions
     pos = 0
@@ -160,7 +163,7 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         if strict and placed < n:
             break
         pos += 1
-        if placed and pos < len(cand):
+        if placed and pos < len(cand) and frontier is not None:
             # free only shrank: re-filter the remaining candidates against the new frontier
             frontier.update()
             rest = cand[pos:]
