@@ -199,26 +199,13 @@ for _paper in ("hybrid", "dress", "rose", "drs"):
     _make_reproduce_command(_paper)
 
 
-def _mount_optional() -> None:
-    for modname, attr, name in (("schedlab.cli.trace_cmd", "trace_app", "trace"),):
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as exc:
-            if exc.name != modname:
-                raise
-            continue
-        app.add_typer(getattr(mod, attr), name=name)
-    for modname in ("schedlab.cli.analysis_cmd",):
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as exc:
-            if exc.name != modname:
-                raise
-            continue
-        mod.register(app, reproduce_app)
+def _mount_subcommands() -> None:
+    from schedlab.cli import analysis_cmd, trace_cmd
+    app.add_typer(trace_cmd.trace_app, name="trace")
+    analysis_cmd.register(app, reproduce_app)
 
 
-_mount_optional()
+_mount_subcommands()
 
 
 def main() -> None:
