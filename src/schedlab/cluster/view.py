@@ -68,11 +68,10 @@ class ClusterView:
         self.capacity = _ro(s.capacity)
         self.speed = _ro(s.speed)
         self.alive = _ro(s.alive)
-        self.allocated = _ro(s.allocated)
-        self.opportunistic_allocated = _ro(s.opp_allocated)
+        self._allocated = _ro(s.allocated)
+        self._opportunistic_allocated = _ro(s.opp_allocated)
         self.reserved = _ro(s.reserved)
-        self.used = _ro(s.used)
-        self.contention_factor = _ro(s.factor)
+        self._used = _ro(s.used)
         self.queue_length = _ro(s.queue_length)
         self.pending = _ro(s.pending)
         self.running_count = _ro(s.running)
@@ -80,9 +79,45 @@ class ClusterView:
         self.ended = _ro(s.ended)
         self.ready_time = _ro(s.ready_time)
         self.first_start = _ro(s.first_start)
-        self.job_allocated = _ro(s.job_alloc)
-        self.queue_allocated = _ro(s.queue_alloc)
+        self._job_allocated = _ro(s.job_alloc)
+        self._queue_allocated = _ro(s.queue_alloc)
         self.unfinished_parents = _ro(s.unfinished_parents)
+
+    # allocation and usage are kept by the engine as Python rows and published on read
+    @property
+    def allocated(self) -> np.ndarray:
+        """(M, R) regular allocation: the sum of granted requests."""
+        self._sim._alloc.array()
+        return self._allocated
+
+    @property
+    def opportunistic_allocated(self) -> np.ndarray:
+        """(M, R) allocation of opportunistic (over-subscribed) work."""
+        self._sim._opp.array()
+        return self._opportunistic_allocated
+
+    @property
+    def used(self) -> np.ndarray:
+        """(M, R) actual usage after contention."""
+        self._sim._used.array()
+        return self._used
+
+    @property
+    def job_allocated(self) -> np.ndarray:
+        """(J, R) regular allocation held by each job."""
+        self._sim._jobs.array()           # published on demand: most policies never read it
+        return self._job_allocated
+
+    @property
+    def queue_allocated(self) -> np.ndarray:
+        """(Q, R) regular allocation held by each queue."""
+        self._sim._queues.array()
+        return self._queue_allocated
+
+    @property
+    def contention_factor(self) -> np.ndarray:
+        """(M, 2) share of nominal speed that regular / opportunistic work gets now."""
+        return _ro(np.asarray(self._sim._factor).reshape(-1, 2))
 
     # -- time and trigger -------------------------------------------------
     @property
@@ -152,8 +187,7 @@ class ClusterView:
         m, c = int(G.machine[gid]), int(G.cls[gid])
         if G.state[gid] != RUNNING:
             return 0.0
-        v = s.vclock[m, c] + (s.now - s.vclock_time[m, c]) * s.rate[m, c]
-        return float(v - G.v_start[gid])
+        return float(s._vnow(2 * m + c) - G.v_start[gid])
 
     def group_remaining(self, gid: int) -> float:
         """Nominal seconds of work left for a running group."""

@@ -29,6 +29,7 @@ from schedlab.cluster.spec import COMPRESSIBLE, R_CPU, R_MEM, R_SLOTS, RESOURCES
 from schedlab.cluster.state import FREE, RUNNING, STARTING, GroupTable
 from schedlab.engine import events as ev
 from schedlab.engine.config import EngineConfig
+from schedlab.engine.ledger import Ledger
 from schedlab.errors import InputError
 from schedlab.policies.base import (Dequeue, Drop, Enqueue, Place, Preempt, Promote, Reserve,
                                     Status, Trigger, Unreserve)
@@ -89,28 +90,41 @@ class Simulation:
         self._n_machines = M
         self.speed = cluster.speed.copy()
         self.alive = cluster.add_time <= 0.0
-        self.allocated = np.zeros((M, _NR))
-        self.opp_allocated = np.zeros((M, _NR))
+        # allocation and usage live in Python rows (see engine.ledger); the numpy arrays
+        # ``allocated``, ``used``, ... are published on read
+        self._alloc = Ledger(M, _NR)
+        self._opp = Ledger(M, _NR)
+        self._used = Ledger(M, _NR)               # actual usage after contention
+        self._cu = [[[0.0] * _NR, [0.0] * _NR] for _ in range(M)]  # nominal usage by class
+        self._cap_rows = self.capacity.tolist()
+        self._tot_alloc = [0.0] * _NR
+        self._tot_used = [0.0] * _NR
         self.reserved = np.zeros((M, _NR))
         self.reservations: dict[tuple[int, int], np.ndarray] = {}
-        self.class_usage = np.zeros((M, 2, _NR))   # nominal usage of running groups by class
-        self.used = np.zeros((M, _NR))             # actual usage after contention
-        self.vclock = np.zeros((M, 2))
-        self.vclock_time = np.zeros((M, 2))
-        self.rate = np.repeat(self.speed[:, None], 2, axis=1).astype(float)
-        self.factor = np.ones((M, 2))
-        self.heaps: list[list[list[tuple[float, int, int]]]] = [[[], []] for _ in range(M)]
-        self.next_due = np.full((M, 2), np.inf)
-        self.due_version = np.zeros((M, 2), dtype=np.int64)
+        # virtual clocks, flat Python lists indexed ``2 * machine + class`` (scalar access to
+        # Python lists is several times cheaper than to numpy arrays on this hot path);
+        # a clock reads ``vc + (now - vt) * rate`` and is rebased only when its rate changes
+        self._vc = [0.0] * (2 * M)
+        self._vt = [0.0] * (2 * M)
+        self._rate = [float(self.speed[m]) for m in range(M) for _ in range(2)]
+        self._factor = [1.0] * (2 * M)
+        self.heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(2 * M)]
+        self._next_due = [math.inf] * (2 * M)
+        self._due_version = [0] * (2 * M)
+        self._speed_f = [float(v) for v in self.speed]
         self.groups_on: list[set[int]] = [set() for _ in range(M)]
         self.node_queue: list[deque[QueueEntry]] = [deque() for _ in range(M)]
         self.queue_length = np.zeros(M, dtype=np.int64)
         self._dirty: set[int] = set()
-        # time-weighted per-machine integrals
-        self.machine_touch = np.zeros(M)
+        # time-weighted per-machine integrals, computed from the records by _flush_areas
         self.area_alloc = np.zeros((M, _NR))
         self.area_used = np.zeros((M, _NR))
         self.area_alive = np.zeros(M)
+        self._alive_since = np.where(self.alive, 0.0, np.nan)
+        self._alive_done = np.zeros(M)                 # alive seconds of closed intervals
+        self._area_alloc_adj = np.zeros((M, _NR))      # corrections for promotions
+        self._comp_cols = [r for r in COMPRESSIBLE
+                           if (workload.usage[:, r] > 0).any() and np.isfinite(self.capacity[:, r]).any()]
         # --- tasks ----------------------------------------------------------
         self.pending = np.zeros(T, dtype=np.int64)
         self.running = np.zeros(T, dtype=np.int64)
@@ -131,10 +145,10 @@ class Simulation:
         self.final = np.zeros(n_inst, dtype=np.int8)
         self.remaining_work: dict[int, float] = {}
         J = workload.n_jobs
-        self.job_alloc = np.zeros((J, _NR))
+        self._jobs = Ledger(J, _NR, keep_rows=False)
         self.job_tasks_left = np.diff(workload.job_tasks_ptr).astype(np.int64)
         self.job_end = np.full(J, np.nan)
-        self.queue_alloc = np.zeros((max(len(workload.queue_names), 1), _NR))
+        self._queues = Ledger(max(len(workload.queue_names), 1), _NR)
         self.groups = GroupTable(1024)
         # --- records --------------------------------------------------------
         self.rec: list[tuple] = []     # attempt rows (see metrics.records.ATTEMPT_FIELDS)
@@ -149,8 +163,6 @@ class Simulation:
         self.samples_t: list[float] = []
         self.samples_used: list[np.ndarray] = []
         self.samples_alloc: list[np.ndarray] = []
-        self.tot_alloc = np.zeros(_NR)
-        self.tot_used = np.zeros(_NR)
         self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
         self._arrivals_left = 0
         self._idle_rounds = 0
@@ -221,6 +233,48 @@ class Simulation:
             si = max(span / 200.0, 1e-3)
         self.sample_interval = si
         self.events.push(self.first_submit, ev.SAMPLE)
+
+    # ------------------------------------------------------------ published state
+    @property
+    def allocated(self) -> np.ndarray:
+        """(M, R) regular allocation (sum of granted requests)."""
+        return self._alloc.array()
+
+    @property
+    def opp_allocated(self) -> np.ndarray:
+        """(M, R) opportunistic allocation."""
+        return self._opp.array()
+
+    @property
+    def used(self) -> np.ndarray:
+        """(M, R) actual usage after contention."""
+        return self._used.array()
+
+    @property
+    def job_alloc(self) -> np.ndarray:
+        return self._jobs.array()
+
+    @property
+    def queue_alloc(self) -> np.ndarray:
+        return self._queues.array()
+
+    @property
+    def class_usage(self) -> np.ndarray:
+        """(M, 2, R) nominal usage of running groups by class (regular, opportunistic)."""
+        return np.array(self._cu)
+
+    @property
+    def tot_alloc(self) -> np.ndarray:
+        return np.array(self._tot_alloc)
+
+    @property
+    def tot_used(self) -> np.ndarray:
+        return np.array(self._tot_used)
+
+    def _publish(self) -> None:
+        """Write all changed ledger rows to their arrays (the view publishes on read)."""
+        for ledger in (self._alloc, self._opp, self._used, self._jobs, self._queues):
+            ledger.array()
 
     # ------------------------------------------------------------ public API
     @property
@@ -298,6 +352,7 @@ class Simulation:
             if self._is_stuck():
                 self._stuck = True
                 break
+        self._publish()
 
     def _is_stuck(self) -> bool:
         """Work is left, nothing runs or can arrive, and the policy keeps doing nothing."""
@@ -372,6 +427,7 @@ class Simulation:
         if kind == ev.MACHINE_ADD:
             if not self.alive[m]:
                 self.alive[m] = True
+                self._alive_since[m] = self.now
                 self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
         else:
             if not self.alive[m]:
@@ -388,28 +444,20 @@ class Simulation:
             for (mm, j) in [k for k in self.reservations if k[0] == m]:
                 self._unreserve(mm, j)
             self.alive[m] = False
+            self._alive_done[m] += self.now - self._alive_since[m]
+            self._alive_since[m] = np.nan
             self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
         self._trigger.machines_changed.append(m)
 
     # ------------------------------------------------------------ virtual clocks
     def _touch(self, m: int) -> None:
-        """Bring machine ``m``'s clocks and integrals up to ``now`` before a change."""
-        now = self.now
-        dt = now - self.machine_touch[m]
-        if dt > 0:
-            if self.alive[m]:
-                self.area_alloc[m] += self.allocated[m] * dt
-                self.area_used[m] += self.used[m] * dt
-                self.area_alive[m] += dt
-            self.machine_touch[m] = now
-            vc = self.vclock[m]
-            vt = self.vclock_time[m]
-            r = self.rate[m]
-            vc[0] += (now - vt[0]) * r[0]
-            vc[1] += (now - vt[1]) * r[1]
-            vt[0] = now
-            vt[1] = now
+        """Mark machine ``m`` changed: its factors and completions are refreshed before the
+        policy is asked (clocks need no update: they are read lazily)."""
         self._dirty.add(m)
+
+    def _vnow(self, i: int) -> float:
+        """Virtual time now of clock ``i = 2 * machine + class``."""
+        return self._vc[i] + (self.now - self._vt[i]) * self._rate[i]
 
     def _refresh_dirty(self) -> None:
         while self._dirty:
@@ -421,32 +469,87 @@ class Simulation:
                 self._check_memory(m)
 
     def _refresh(self, m: int) -> None:
-        """Recompute contention factors of machine ``m`` and reschedule its completions."""
-        cap = self.capacity[m]
-        u0 = self.class_usage[m, 0]
-        u1 = self.class_usage[m, 1]
-        new_used = u0 + u1
-        if (new_used[_COMP] <= cap[_COMP]).all():
-            f0 = f1 = 1.0      # fast path: no contention on this machine
-        else:
-            f0, f1 = self._factors(cap, u0, u1)
-            for r in COMPRESSIBLE:
-                new_used[r] = u0[r] * f0 + u1[r] * f1
-        if self.alive[m]:
-            self.tot_used += new_used - self.used[m]
-        self.used[m] = new_used
-        fac = self.factor[m]
-        if fac[0] != f0 or fac[1] != f1:
-            fac[0] = f0
-            fac[1] = f1
-            spd = self.speed[m]
-            self.rate[m, 0] = spd * f0
-            self.rate[m, 1] = spd * f1
-        self._schedule_due(m, 0)
-        if self.heaps[m][1] or self.next_due[m, 1] != np.inf:
-            self._schedule_due(m, 1)
+        """Recompute contention factors of machine ``m`` and reschedule its completions.
 
-    def _factors(self, cap: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> tuple[float, float]:
+        While a machine is uncontended its ``used`` row is kept equal to the nominal usage
+        by the start/end bookkeeping, so only contended machines are recomputed here.
+        """
+        cu0, cu1 = self._cu[m]
+        capr = self._cap_rows[m]
+        contended = False
+        for r in self._comp_cols:
+            if cu0[r] + cu1[r] > capr[r]:
+                contended = True
+                break
+        i = 2 * m
+        fac = self._factor
+        if contended or fac[i] != 1.0 or fac[i + 1] != 1.0:
+            f0, f1 = self._factors(capr, cu0, cu1) if contended else (1.0, 1.0)
+            new = [a + b for a, b in zip(cu0, cu1)]
+            for r in COMPRESSIBLE:
+                new[r] = cu0[r] * f0 + cu1[r] * f1
+            urow = self._used.row(m)
+            if self.alive[m]:
+                tu = self._tot_used
+                for r in range(_NR):
+                    tu[r] += new[r] - urow[r]
+            urow[:] = new
+            if fac[i] != f0 or fac[i + 1] != f1:
+                now = self.now
+                vc, vt, rate = self._vc, self._vt, self._rate
+                spd = self._speed_f[m]
+                for j, f in ((i, f0), (i + 1, f1)):
+                    vc[j] += (now - vt[j]) * rate[j]     # rebase before the rate changes
+                    vt[j] = now
+                    rate[j] = spd * f
+                    fac[j] = f
+        self._schedule_due(i)
+        if self.heaps[i + 1] or self._next_due[i + 1] != math.inf:
+            self._schedule_due(i + 1)
+
+    def _add_usage(self, m: int, c: int, t: int, k: float) -> None:
+        """Add ``k`` instances' nominal usage of task ``t`` to class ``c`` on machine ``m``."""
+        u = self.w.usage[t].tolist()
+        row = self._cu[m][c]
+        track = self._factor[2 * m] == 1.0 and self._factor[2 * m + 1] == 1.0
+        if track:
+            urow = self._used.row(m)
+            tu = self._tot_used if self.alive[m] else None
+        for r in range(_NR):
+            v = u[r]
+            if v:
+                v *= k
+                row[r] += v
+                if track:
+                    urow[r] += v
+                    if tu is not None:
+                        tu[r] += v
+
+    def _add_alloc(self, m: int, t: int, k: float, opportunistic: bool) -> None:
+        """Add ``k`` instances' request of task ``t`` to the allocation ledgers."""
+        req = self.w.request[t].tolist()
+        if opportunistic:
+            row = self._opp.row(m)
+            for r in range(_NR):
+                if req[r]:
+                    row[r] += req[r] * k
+            return
+        row = self._alloc.row(m)
+        jrow = self._jobs.row(int(self.w.job[t]))
+        qrow = self._queues.row(int(self.w.queue[t]))
+        ta = self._tot_alloc if self.alive[m] else None
+        for r in range(_NR):
+            v = req[r]
+            if v:
+                v *= k
+                row[r] += v
+                jrow[r] += v
+                qrow[r] += v
+                if ta is not None:
+                    ta[r] += v
+
+    def _factors(self, cap: Sequence[float], u0: Sequence[float],
+                 u1: Sequence[float]) -> tuple[float, float]:
         """Contention factors (regular, opportunistic) from the bottleneck resource."""
         f0 = 1.0
         if self.config.opportunistic_yields:
@@ -459,41 +562,43 @@ class Simulation:
                     left = cap[r] - u0[r] * f0
                     if u1[r] > left:
                         f1 = min(f1, max(left, 0.0) / u1[r])
-            return f0, f1
+            return float(f0), float(f1)
         for r in COMPRESSIBLE:
             tot = u0[r] + u1[r]
             if tot > cap[r]:
                 f0 = min(f0, cap[r] / tot)
-        return f0, f0
+        return float(f0), float(f0)
 
-    def _schedule_due(self, m: int, c: int) -> None:
-        heap = self.heaps[m][c]
+    def _schedule_due(self, i: int) -> None:
+        """(Re)schedule the next completion of clock ``i = 2 * machine + class``."""
+        heap = self.heaps[i]
         gen = self.groups.gen
         while heap and gen[heap[0][1]] != heap[0][2]:
             heapq.heappop(heap)
         if not heap:
-            self.next_due[m, c] = np.inf
+            self._next_due[i] = math.inf
             return
-        rate = self.rate[m, c]
+        rate = self._rate[i]
         if rate <= 0:
-            due = np.inf
+            due = math.inf
         else:
-            due = self.now + max(heap[0][0] - self.vclock[m, c], 0.0) / rate
-        if due != self.next_due[m, c]:
-            self.next_due[m, c] = due
-            self.due_version[m, c] += 1
-            if due < np.inf:
-                self.events.push(due, ev.COMPLETE, m * 2 + c, int(self.due_version[m, c]))
+            now = self.now
+            v = self._vc[i] + (now - self._vt[i]) * rate
+            due = now + max(heap[0][0] - v, 0.0) / rate
+        if due != self._next_due[i]:
+            self._next_due[i] = due
+            self._due_version[i] += 1
+            if due < math.inf:
+                self.events.push(due, ev.COMPLETE, i, self._due_version[i])
 
-    def _on_complete(self, mc: int, version: int) -> None:
-        m, c = divmod(mc, 2)
-        if version != self.due_version[m, c]:
+    def _on_complete(self, i: int, version: int) -> None:
+        if version != self._due_version[i]:
             return
-        self._touch(m)
-        self.next_due[m, c] = np.inf
-        heap = self.heaps[m][c]
+        self._dirty.add(i >> 1)
+        self._next_due[i] = math.inf
+        heap = self.heaps[i]
         gen = self.groups.gen
-        v_now = self.vclock[m, c]
+        v_now = self._vc[i] + (self.now - self._vt[i]) * self._rate[i]
         tol = _EPS * max(1.0, abs(v_now))
         first = True
         while heap:
@@ -520,15 +625,18 @@ class Simulation:
         m = int(G.machine[gid])
         c = int(G.cls[gid])
         t = int(G.task[gid])
+        now = self.now
         G.state[gid] = RUNNING
-        G.start_time[gid] = self.now
-        self.class_usage[m, c] += self.w.usage[t] * G.count[gid]
-        v0 = self.vclock[m, c]
+        G.start_time[gid] = now
+        self._add_usage(m, c, t, int(G.count[gid]))
+        i = 2 * m + c
+        v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
+        vf = v0 + float(G.work[gid])
         G.v_start[gid] = v0
-        G.v_finish[gid] = v0 + G.work[gid]
-        heapq.heappush(self.heaps[m][c], (G.v_finish[gid], gid, int(G.gen[gid])))
-        if np.isnan(self.first_start[t]):
-            self.first_start[t] = self.now
+        G.v_finish[gid] = vf
+        heapq.heappush(self.heaps[i], (vf, gid, int(G.gen[gid])))
+        if self.first_start[t] != self.first_start[t]:     # NaN: first start of this task
+            self.first_start[t] = now
 
     def _new_group(self, t: int, m: int, inst_lo: int, count: int, *, opportunistic: bool,
                    sticky: bool, resumable: bool, startup_delay: float, queue_time: float) -> int:
@@ -544,22 +652,13 @@ class Simulation:
         G.alloc_time[gid] = self.now
         G.queue_time[gid] = queue_time
         G.start_time[gid] = np.nan
-        G.attempt[gid] = self.attempts[self.w.inst_offset[t] + inst_lo]
-        work = self.w.duration[t]
-        if self.remaining_work:
-            key = int(self.w.inst_offset[t] + inst_lo)
-            if key in self.remaining_work:
-                work = self.remaining_work.pop(key)
+        key = int(self.w.inst_offset[t]) + inst_lo
+        G.attempt[gid] = self.attempts[key]
+        work = float(self.w.duration[t])
+        if self.remaining_work and key in self.remaining_work:
+            work = self.remaining_work.pop(key)
         G.work[gid] = work
-        need = self.w.request[t] * count
-        if opportunistic:
-            self.opp_allocated[m] += need
-        else:
-            self.allocated[m] += need
-            if self.alive[m]:
-                self.tot_alloc += need
-            self.job_alloc[self.w.job[t]] += need
-            self.queue_alloc[self.w.queue[t]] += need
+        self._add_alloc(m, t, count, opportunistic)
         self.running[t] += count
         self.groups_on[m].add(gid)
         if startup_delay > 0:
@@ -575,17 +674,10 @@ class Simulation:
         G = self.groups
         t = int(G.task[gid])
         m = int(G.machine[gid])
-        need = self.w.request[t] * count
-        if G.cls[gid]:
-            self.opp_allocated[m] -= need
-        else:
-            self.allocated[m] -= need
-            if self.alive[m]:
-                self.tot_alloc -= need
-            self.job_alloc[self.w.job[t]] -= need
-            self.queue_alloc[self.w.queue[t]] -= need
+        c = int(G.cls[gid])
+        self._add_alloc(m, t, -count, bool(c))
         if G.state[gid] == RUNNING:
-            self.class_usage[m, G.cls[gid]] -= self.w.usage[t] * count
+            self._add_usage(m, c, t, -count)
         self.running[t] -= count
 
     def _finish_group(self, gid: int) -> None:
@@ -594,8 +686,8 @@ class Simulation:
         m = int(G.machine[gid])
         n = int(G.count[gid])
         self._release(gid, n)
-        self._record(gid, n, OUT_COMPLETED)
-        base = int(self.w.inst_offset[t] + G.inst_lo[gid])
+        self._record(gid, n, OUT_COMPLETED, progress=float(G.work[gid]))
+        base = int(self.w.inst_offset[t]) + int(G.inst_lo[gid])
         self.final[base:base + n] = FIN_COMPLETED
         self.completed[t] += n
         self.groups_on[m].discard(gid)
@@ -604,27 +696,30 @@ class Simulation:
         self._instances_ended(t, n)
 
     def _instances_ended(self, t: int, n: int) -> None:
-        self.ended[t] += n
-        if self.ended[t] == self.w.instances[t]:
+        done = int(self.ended[t]) + n
+        self.ended[t] = done
+        if done == self.w.instances[t]:
             self.end_time[t] = self.now
             w = self.w
-            for c in w.child_idx[w.child_ptr[t]:w.child_ptr[t + 1]]:
-                self.unfinished_parents[c] -= 1
-                if self.unfinished_parents[c] == 0 and self.submitted[c]:
-                    self._make_ready(int(c))
-            j = w.job[t]
+            lo, hi = w.child_ptr[t], w.child_ptr[t + 1]
+            if hi > lo:
+                for c in w.child_idx[lo:hi]:
+                    self.unfinished_parents[c] -= 1
+                    if self.unfinished_parents[c] == 0 and self.submitted[c]:
+                        self._make_ready(int(c))
+            j = self.w.job[t]
             self.job_tasks_left[j] -= 1
             if self.job_tasks_left[j] == 0:
                 self.job_end[j] = self.now
 
-    def _record(self, gid: int, count: int, outcome: int, *, inst_lo: int | None = None,
-                final: bool = True) -> None:
+    def _record(self, gid: int, count: int, outcome: int, *, progress: float,
+                inst_lo: int | None = None, final: bool = True) -> None:
         G = self.groups
         self.rec.append((int(G.task[gid]), int(G.inst_lo[gid] if inst_lo is None else inst_lo),
                          count, int(G.machine[gid]), float(G.alloc_time[gid]),
                          float(G.start_time[gid]), self.now, outcome, int(G.attempt[gid]),
                          int(G.cls[gid]), int(G.sticky[gid]), float(G.queue_time[gid]),
-                         int(final)))
+                         int(final), progress))
 
     def _end_group(self, gid: int, count: int | None, outcome: int, *, requeue: bool,
                    reason: str) -> None:
@@ -637,7 +732,7 @@ class Simulation:
         self._touch(m)
         if G.state[gid] == RUNNING:
             c = int(G.cls[gid])
-            progress = max(self.vclock[m, c] - G.v_start[gid], 0.0)
+            progress = max(self._vnow(2 * m + c) - float(G.v_start[gid]), 0.0)
         else:
             progress = 0.0
         lo = int(G.inst_lo[gid]) + total - k
@@ -650,7 +745,7 @@ class Simulation:
                 self.remaining_work[i] = left
         else:
             self.wasted_cpu_seconds += self.w.usage[t, R_CPU] * k * progress / self.speed[m]
-        self._record(gid, k, outcome, inst_lo=lo, final=not requeue)
+        self._record(gid, k, outcome, progress=progress, inst_lo=lo, final=not requeue)
         key = {OUT_EVICTED: "evictions", OUT_PREEMPTED: "preemptions", OUT_KILLED: "kills",
                OUT_FAILED: "failures"}.get(outcome)
         if key:
@@ -698,15 +793,15 @@ class Simulation:
 
     # ------------------------------------------------------------ memory pressure
     def _check_memory(self, m: int) -> None:
-        cap = self.capacity[m, R_MEM]
-        cu = self.class_usage
-        if cu[m, 0, R_MEM] + cu[m, 1, R_MEM] <= cap * (1 + _EPS) + _EPS:
+        cap = self._cap_rows[m][R_MEM]
+        cu0, cu1 = self._cu[m]
+        if cu0[R_MEM] + cu1[R_MEM] <= cap * (1 + _EPS) + _EPS:
             return
         actions = self.policy.on_memory_pressure(self.view, m)
         if actions:
             self.apply(actions)
         guard = 0
-        while self.class_usage[m, :, R_MEM].sum() > cap * (1 + _EPS) + _EPS and guard < 100000:
+        while cu0[R_MEM] + cu1[R_MEM] > cap * (1 + _EPS) + _EPS and guard < 100000:
             guard += 1
             victim = self._default_victim(m)
             if victim is None:
@@ -774,24 +869,29 @@ class Simulation:
         if (self._heartbeat_machine is not None and not a.from_queue
                 and m != self._heartbeat_machine and not opp):
             return Status.UNSCHEDULABLE, f"machine {m} is not the heartbeating node"
-        need = self.w.request[t] * n
-        alloc = self.allocated[m]
-        if self._slots_limited and (alloc[R_SLOTS] + self.opp_allocated[m, R_SLOTS] + n
-                                    > self._cap_eps[m, R_SLOTS]):
+        arow = self._alloc.peek(m)
+        capr = self._cap_rows[m]
+        if self._slots_limited and (arow[R_SLOTS] + self._opp.peek(m)[R_SLOTS] + n
+                                    > capr[R_SLOTS] + _EPS):
             return Status.UNSCHEDULABLE, f"machine {m} has no free slot"
         if not opp:
+            req = self.w.request[t].tolist()
             if self.reservations:
+                need = self.w.request[t] * n
                 own = self.reservations.get((m, int(self.w.job[t])))
-                free = self.capacity[m] - alloc - self.reserved[m]
+                free = self.capacity[m] - np.asarray(arow) - self.reserved[m]
                 if own is not None:
                     free = free + own
-                bad = (need > free + _EPS).any()
+                bad = bool((need > free + _EPS).any())
             else:
-                bad = (alloc + need > self._cap_eps[m]).any()
-                free = None
+                bad = False
+                for r in range(_NR):
+                    if arow[r] + req[r] * n > capr[r] + _EPS:
+                        bad = True
+                        break
             if bad:
-                if free is None:
-                    free = self.capacity[m] - alloc
+                need = self.w.request[t] * n
+                free = self.capacity[m] - np.asarray(arow) - self.reserved[m]
                 r = int(np.argmax(need - free))
                 return Status.UNSCHEDULABLE, (f"{RESOURCES[r]} {need[r]:g} > free {free[r]:g} "
                                               f"on machine {m}")
@@ -810,7 +910,7 @@ class Simulation:
         if not opp and self.reservations:
             own = self.reservations.get((m, int(self.w.job[t])))
             if own is not None:
-                used_res = np.minimum(own, need)
+                used_res = np.minimum(own, self.w.request[t] * n)
                 own -= used_res
                 self.reserved[m] -= used_res
         for lo, k, qt in runs:
@@ -895,7 +995,7 @@ class Simulation:
         base = int(self.w.inst_offset[t])
         for lo, k in self._take_pending(t, n):
             self.rec.append((t, lo, k, -1, np.nan, np.nan, self.now, OUT_DROPPED,
-                             int(self.attempts[base + lo]), 0, 0, np.nan, 1))
+                             int(self.attempts[base + lo]), 0, 0, np.nan, 1, 0.0))
             self.final[base + lo: base + lo + k] = FIN_DROPPED
         self.counters["drops"] += n
         self._instances_ended(t, n)
@@ -914,21 +1014,21 @@ class Simulation:
         if (need > free + _EPS).any():
             return Status.UNSCHEDULABLE, f"not enough free allocation on machine {m}"
         self._touch(m)
-        self.opp_allocated[m] -= need
-        self.allocated[m] += need
-        self.tot_alloc += need
-        self.job_alloc[self.w.job[t]] += need
-        self.queue_alloc[self.w.queue[t]] += need
+        # the group's record will say "regular" from its allocation: take back the part of
+        # the allocated-area integral that was opportunistic (see _flush_areas)
+        self._area_alloc_adj[m] -= need * (self.now - float(G.alloc_time[gid]))
+        self._add_alloc(m, t, -n, True)
+        self._add_alloc(m, t, n, False)
         if G.state[gid] == RUNNING:
-            u = self.w.usage[t] * n
-            self.class_usage[m, 1] -= u
-            self.class_usage[m, 0] += u
-            left = G.v_finish[gid] - self.vclock[m, 1]
-            done = self.vclock[m, 1] - G.v_start[gid]
+            self._add_usage(m, 1, t, -n)
+            self._add_usage(m, 0, t, n)
+            v_opp, v_reg = self._vnow(2 * m + 1), self._vnow(2 * m)
+            left = G.v_finish[gid] - v_opp
+            done = v_opp - G.v_start[gid]
             G.gen[gid] += 1
-            G.v_start[gid] = self.vclock[m, 0] - done
-            G.v_finish[gid] = self.vclock[m, 0] + max(left, 0.0)
-            heapq.heappush(self.heaps[m][0], (G.v_finish[gid], gid, int(G.gen[gid])))
+            G.v_start[gid] = v_reg - done
+            G.v_finish[gid] = v_reg + max(left, 0.0)
+            heapq.heappush(self.heaps[2 * m], (float(G.v_finish[gid]), gid, int(G.gen[gid])))
         G.cls[gid] = 0
         return Status.OK, ""
 
@@ -965,15 +1065,73 @@ class Simulation:
             self.level_buf = np.concatenate([self.level_buf, np.zeros_like(self.level_buf)])
         row = self.level_buf[i]
         row[0] = self.now
-        row[1:1 + _NR] = self.tot_alloc
-        row[1 + _NR:1 + 2 * _NR] = self.tot_used
+        row[1:1 + _NR] = self._tot_alloc
+        row[1 + _NR:1 + 2 * _NR] = self._tot_used
         row[1 + 2 * _NR:] = self.tot_cap
         self.n_levels = i + 1
 
     def _flush_areas(self) -> None:
-        for m in range(self.spec.n_machines):
-            self._touch(m)
-        self._dirty.clear()
+        """Compute the per-machine time integrals (allocated, used, alive) up to ``now``.
+
+        They come from the attempt records plus the groups still running, not from
+        per-event bookkeeping: a group holds ``request * count`` from allocation to end, and
+        uses ``usage * count`` of each compressible resource at the rate its clock runs, so
+        its integral there is ``usage * count * progress / speed``.
+        """
+        now = self.now
+        M = self.spec.n_machines
+        alive_open = np.where(np.isnan(self._alive_since), 0.0, now - self._alive_since)
+        self.area_alive = self._alive_done + alive_open
+        G = self.groups
+        live = G.alive_ids()
+        if self.rec:
+            cols = list(zip(*self.rec))
+            task = np.asarray(cols[0], dtype=np.int64)
+            count = np.asarray(cols[2], dtype=float)
+            machine = np.asarray(cols[3], dtype=np.int64)
+            alloc_t = np.asarray(cols[4], dtype=float)
+            start_t = np.asarray(cols[5], dtype=float)
+            end_t = np.asarray(cols[6], dtype=float)
+            opp = np.asarray(cols[9], dtype=bool)
+            progress = np.asarray(cols[13], dtype=float)
+        else:
+            task = machine = np.zeros(0, dtype=np.int64)
+            count = alloc_t = start_t = end_t = progress = np.zeros(0)
+            opp = np.zeros(0, dtype=bool)
+        # groups still running (or starting) count up to now
+        if len(live):
+            running = G.state[live] == RUNNING
+            i_clk = 2 * G.machine[live] + G.cls[live]
+            vnow = (np.asarray(self._vc)[i_clk]
+                    + (now - np.asarray(self._vt)[i_clk]) * np.asarray(self._rate)[i_clk])
+            task = np.concatenate([task, G.task[live]])
+            count = np.concatenate([count, G.count[live].astype(float)])
+            machine = np.concatenate([machine, G.machine[live]])
+            alloc_t = np.concatenate([alloc_t, G.alloc_time[live]])
+            start_t = np.concatenate([start_t, np.where(running, G.start_time[live], np.nan)])
+            end_t = np.concatenate([end_t, np.full(len(live), now)])
+            opp = np.concatenate([opp, G.cls[live].astype(bool)])
+            progress = np.concatenate([progress, np.where(running, np.maximum(
+                vnow - G.v_start[live], 0.0), 0.0)])
+        placed = machine >= 0
+        task, count, machine = task[placed], count[placed], machine[placed]
+        alloc_t, start_t, end_t = alloc_t[placed], start_t[placed], end_t[placed]
+        opp, progress = opp[placed], progress[placed]
+        area_alloc = self._area_alloc_adj.copy()
+        reg = ~opp
+        np.add.at(area_alloc, machine[reg], self.w.request[task[reg]]
+                  * (count[reg] * (end_t[reg] - alloc_t[reg]))[:, None])
+        area_used = np.zeros((M, _NR))
+        started = ~np.isnan(start_t)
+        use = self.w.usage[task[started]] * count[started][:, None]
+        span = (end_t - start_t)[started]
+        work = progress[started] / self.speed[machine[started]]
+        comp = np.zeros(_NR, dtype=bool)
+        comp[list(COMPRESSIBLE)] = True
+        np.add.at(area_used, machine[started],
+                  use * np.where(comp[None, :], work[:, None], span[:, None]))
+        self.area_alloc = area_alloc
+        self.area_used = area_used
 
 
 def _runs(ids: list[int]) -> list[tuple[int, int]]:

@@ -20,7 +20,8 @@ __all__ = ["ATTEMPT_FIELDS", "attempts_frame", "expand_instances", "levels_frame
            "machines_frame", "samples_frame"]
 
 ATTEMPT_FIELDS = ("task", "inst_lo", "count", "machine", "alloc_time", "start_time", "end_time",
-                  "outcome", "attempt", "opportunistic", "sticky", "queue_time", "final")
+                  "outcome", "attempt", "opportunistic", "sticky", "queue_time", "final",
+                  "progress")
 
 
 def attempts_frame(sim: "Simulation") -> pd.DataFrame:

@@ -35,6 +35,12 @@ def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[
     """Take up to ``n`` instances from machines in ``order`` (default: index order)."""
     if order is not None:
         counts = counts[order]
+    nz = np.flatnonzero(counts)
+    if not len(nz):
+        return []
+    first = int(nz[0])
+    if counts[first] >= n:                  # the common case: one machine holds them all
+        return [(first if order is None else int(order[first]), int(n))]
     cum = np.cumsum(counts)
     if cum[-1] <= 0 if len(cum) else True:
         return []
@@ -57,7 +63,7 @@ class Frontier:
     ``fit_counts`` remains the ground truth. Call :meth:`update` after ``free`` changes.
     """
 
-    __slots__ = ("free", "fa", "fb", "rest")
+    __slots__ = ("free", "fa", "fb", "rest", "members")
 
     def __init__(self, free: np.ndarray) -> None:
         self.free = free
@@ -71,12 +77,24 @@ class Frontier:
             bs = b[order]
             prev_max = np.maximum.accumulate(np.concatenate(([-np.inf], bs[:-1])))
             front = order[bs > prev_max]            # strictly better in b than all with more a
+            self.members = set(front.tolist())
             self.fa = free[front, 0] + _EPS
             self.fb = free[front, 1] + _EPS
             self.rest = free[:, 2:].max(axis=0) + _EPS if free.shape[1] > 2 else None
         else:
             self.fa = None
+            self.members = None
             self.rest = free.max(axis=0) + _EPS
+
+    def changed_by(self, machines: list[int]) -> bool:
+        """Whether shrinking the free vectors of ``machines`` can change the frontier.
+
+        Free space only shrinks during a decision, so a machine off the frontier stays
+        dominated: only frontier members (and the per-column maxima) matter.
+        """
+        if self.members is None or self.rest is not None:
+            return True
+        return any(m in self.members for m in machines)
 
     def mask(self, req_rows: np.ndarray) -> np.ndarray:
         if self.fa is None:
@@ -132,7 +150,9 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
     cols = active_columns(free)
     free_full = free
     free = np.ascontiguousarray(free[:, cols])
+    free_eps = free + _EPS                      # kept in step with ``free``
     req_rows = request[order][:, cols]          # row i is the request of order[i]
+    all_pos = (req_rows > 0).all(axis=1)        # fast fit test where every column is requested
     # with few pending tasks, fit_counts alone is cheaper than sorting the machines
     frontier = Frontier(free) if len(order) > _FRONTIER_MIN else None
     cand = (np.flatnonzero(frontier.mask(req_rows)) if frontier is not None
@@ -149,7 +169,11 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         t = int(order[j])
         req = req_rows[j]
         n = int(pending[t])
-        counts = fit_counts(free, req)
+        if all_pos[j]:
+            counts = np.floor((free_eps / req).min(axis=1))
+            counts[counts < 0] = 0
+        else:
+            counts = fit_counts(free, req)
         if gang and counts.sum() < n:
             chosen = []
         else:
@@ -157,16 +181,22 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         placed = 0
         for m, k in chosen:
             actions.append(Place(t, m, k, reason=reason))
-            free[m] -= req * k
-            free_full[m, cols] = free[m]
+            row = free[m]
+            row -= req * k
+            free_eps[m] = row + _EPS
+            if pick_machines is not None:
+                free_full[m, cols] = row     # custom pickers may read the full array
             placed += k
         if strict and placed < n:
             break
         pos += 1
-        if placed and pos < len(cand) and frontier is not None:
+        if (placed and pos < len(cand) and frontier is not None
+                and frontier.changed_by([m for m, _ in chosen])):
             # free only shrank: re-filter the remaining candidates against the new frontier
             frontier.update()
             rest = cand[pos:]
             cand = rest[frontier.mask(req_rows[rest])]
             pos = 0
+    if pick_machines is None and actions:
+        free_full[:, cols] = free
     return actions

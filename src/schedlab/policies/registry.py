@@ -52,7 +52,18 @@ def policy_ids() -> list[str]:
 
 
 def policy_class(policy_id: str) -> type[Policy]:
-    _load_all()
+    if policy_id not in _REGISTRY:
+        # most ids name their module (``pri-k`` aside): importing just that one keeps a
+        # single run from importing every policy (the DRS ones pull in the MILP solver)
+        module = policy_id.replace("-", "_")
+        if module.isidentifier() and not module.startswith("_") and module not in ("base", "registry"):
+            try:
+                importlib.import_module(f"schedlab.policies.{module}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"schedlab.policies.{module}":
+                    raise
+    if policy_id not in _REGISTRY:
+        _load_all()
     if policy_id not in _REGISTRY:
         msg = f"unknown policy {policy_id!r}; known: {', '.join(sorted(_REGISTRY))}"
         raise InputError(msg, expected="an id listed by `schedlab policies`")

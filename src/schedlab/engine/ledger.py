@@ -1,0 +1,52 @@
+"""Per-row resource totals kept as Python floats, published to numpy lazily.
+
+The engine changes a machine's (or job's) allocation several times per task attempt. On
+vectors of five resources, a numpy operation costs more in call overhead than the
+arithmetic, so the engine edits plain Python lists and writes the changed rows into the
+numpy array (one vectorised assignment) only when someone reads it: the policy's view,
+the monitors, or the end of a run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Ledger"]
+
+
+class Ledger:
+    """An (N, R) float array whose rows are edited as Python lists.
+
+    ``row(i)`` returns the editable list for row ``i`` and marks it changed; ``array()``
+    writes the changed rows back and returns the array. With ``keep_rows=False`` the
+    lists are dropped after a sync (for tables with many rows, such as jobs).
+    """
+
+    __slots__ = ("_arr", "_rows", "_dirty", "_keep")
+
+    def __init__(self, n: int, width: int, *, keep_rows: bool = True) -> None:
+        self._arr = np.zeros((n, width))
+        self._rows: dict[int, list[float]] = {}
+        self._dirty: set[int] = set()
+        self._keep = keep_rows
+
+    def row(self, i: int) -> list[float]:
+        r = self._rows.get(i)
+        if r is None:
+            r = self._rows[i] = self._arr[i].tolist()
+        self._dirty.add(i)
+        return r
+
+    def peek(self, i: int) -> list[float]:
+        """Row ``i`` for reading only (no copy when it is being edited)."""
+        r = self._rows.get(i)
+        return r if r is not None else self._arr[i].tolist()
+
+    def array(self) -> np.ndarray:
+        if self._dirty:
+            idx = list(self._dirty)
+            rows = self._rows
+            self._arr[idx] = [rows[i] for i in idx]
+            self._dirty.clear()
+            if not self._keep:
+                rows.clear()
+        return self._arr
