@@ -13,7 +13,11 @@ def test_reproduce_quick_writes_tables_and_checks(tmp_path):
     by = {c.id: c for c in res.checks}
     assert by["S7"].passed and by["S8"].passed
     for name in ("table2.csv", "fig6_7_spark_jobs.csv", "fig8_9_mr_jobs.csv",
-                 "fig10_13_mixed_jobs.csv", "estimator_mr.csv", "swim_summary.csv"):
+                 "fig10_13_mixed_jobs.csv", "estimator_mr.csv", "swim_summary.csv",
+                 "mixed_share_summary.csv", "sensitivity.csv"):
         assert (tmp_path / name).exists()
     jobs = pd.read_csv(tmp_path / "fig6_7_spark_jobs.csv")
-    assert set(jobs["policy"]) >= {"capacity", "dress"} and jobs["jct"].notna().all()
+    assert set(jobs["policy"]) >= {"capacity", "dress", "small-first"}
+    assert jobs["jct"].notna().all()
+    shares = pd.read_csv(tmp_path / "mixed_share_summary.csv")
+    assert sorted(shares["small_jobs"].unique()) == [2, 4, 6, 8]

@@ -1,5 +1,6 @@
 """W-DRESS-* workload structure."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from schedlab.workload.dress_workloads import (MR_SMALL_IDS, SPARK_SMALL_IDS, mixed_workload,
@@ -52,3 +53,21 @@ def test_swim_real_arrivals(traces_root):
     f = swim_workload(n_jobs=30, time_scale=2.0)
     assert f["job_id"].nunique() == 30 and f["submit_time"].min() == 0.0
     assert (f["instances"] >= 1).all()
+
+
+def test_mixed_shares_use_common_random_numbers():
+    # One seed, four shares: the small sets are nested (10% ⊂ 20% ⊂ 30% ⊂ 40%) and every job
+    # that keeps its class between two shares is the identical job in both.
+    frames = {sh: mixed_workload(3, small_share=sh) for sh in (0.1, 0.2, 0.3, 0.4)}
+    small = {sh: small_job_ids(f) for sh, f in frames.items()}
+    assert [len(small[sh]) for sh in (0.1, 0.2, 0.3, 0.4)] == [2, 4, 6, 8]
+    assert small[0.1] <= small[0.2] <= small[0.3] <= small[0.4]
+    assert all(int(j[1:]) >= 4 for j in small[0.4])          # ids 4..20 only
+    lo, hi = frames[0.1], frames[0.4]
+    same = (set(lo.job_id) - small[0.4]) | small[0.1]         # large in both, or small in both
+    assert len(same) == 20 - 6
+    for j in sorted(same):
+        pd.testing.assert_frame_equal(lo[lo.job_id == j].reset_index(drop=True),
+                                      hi[hi.job_id == j].reset_index(drop=True))
+    flipped = sorted(small[0.4] - small[0.1])                  # same position, other class
+    assert all(lo.loc[lo.job_id == j, "size"].iloc[0] == "large" for j in flipped)

@@ -189,3 +189,18 @@ def test_policies_registered():
     ids = schedlab.policy_ids() if hasattr(schedlab, "policy_ids") else None
     from schedlab.policies.registry import policy_ids
     assert {"pri", "pri-k", "hybrid"} <= set(ids or policy_ids())
+
+
+def test_memory_blocked_head_lets_smaller_task_use_free_slot():
+    # one machine: 3 slots, memory 0.1. t0 (class 5, mem 0.08) runs from 0 for 100 s.
+    # t1 (class 3, mem 0.05) @1: a slot is free but only 0.02 memory; nothing of lower
+    # priority runs, so it cannot evict: blocked until t0 ends at 100.
+    # t2 (class 1, mem 0.01) @2: fits next to t0, so it starts at once although t1 is
+    # ahead of it in priority order.
+    cl = machines((1.0, 0.1, 3, 24))
+    w = tasks((0.0, 100.0, 5), (1.0, 10.0, 3), (2.0, 10.0, 1))
+    w["mem_used"] = [0.08, 0.05, 0.01]
+    res = schedlab.simulate(w, cl, "pri", params=EVENT)
+    assert runs(res, 2)[0][0] == 2.0
+    assert runs(res, 1)[0][0] == 100.0
+    assert res.summary["evictions"] == 0

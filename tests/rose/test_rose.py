@@ -247,3 +247,93 @@ def test_b1_excludes_when_queues_are_full_and_sparrow_late_binds():
     assert sp.summary["instances_unfinished"] == 0
     b0 = schedlab.simulate(df, cl, "yarn-centralized")
     assert not b0.attempts["opportunistic"].any()
+
+
+# ------------------------------------------------------------------ B1 RM allocation, tick mirror
+def test_b1_rm_hands_out_to_shortest_reported_queues_with_per_node_cap():
+    from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
+    rows = [{"job_id": "j0", "task_id": f"t{i}", "submit_time": 0.0, "duration": 10.0,
+             "cpu": 1, "mem": 1, "instances": n} for i, n in enumerate((4, 1))]
+    w = Workload.from_frame(pd.DataFrame(rows))
+    cl = homogeneous_cluster(3, cpu=10.0, mem=100.0, disk=1.0, net=1.0)
+    p = YarnOpportunisticPolicy(k_opp=2, max_alloc_per_node=2)
+    p.reset(cl, w, np.random.default_rng(0))
+    st = _state(p, [[0, 0, 0, 0]] * 3)
+    st.pend[:] = [4, 1]
+    st.free[:] = 0.0                             # fully allocated: opportunistic allowed
+    p._reported_q[:] = [2, 0, 1]                 # k_opp = 2 shortest: machine 1 (0), machine 2 (1)
+    p.eligible_tasks = lambda view, st: np.array([0, 1])
+    p.dispatch(None, st)
+    # task 0: m1 (q 0 -> 1); tie m1/m2 at 1 goes to the better-ranked m1 (cap 2 reached);
+    # then m2 twice (cap 2 reached); nothing is left for task 1
+    assert [(t, m) for _, t, m, _ in p._inflight] == [(0, 1), (0, 1), (0, 2), (0, 2)]
+    assert st.pend.tolist() == [0, 1]
+    assert p._reported_q.tolist() == [2, 2, 3]
+    assert p._inflight[0][0] == st.now + p.params.h_AM       # delivered at the next AM heartbeat
+
+
+def test_tick_state_queue_index_is_built_lazily_and_kept_in_sync():
+    p = _policy([{"cpu": 1, "mem": 1}] * 2)
+    st = _state(p, [[0, 0, 0, 0]] * 2)
+    st._qbt = None
+    st.qm = {0: [[0, 1, 1.0], [1, 2, 2.0]], 1: [[0, 3, 1.5]]}
+    st.note(1, 1)                                  # index not built yet: no-op
+    assert st.q_by_task == {0: [0, 1], 1: [0]}     # built from the mirror, machine order
+    st.qm[1].append([1, 1, 3.0])
+    st.note(1, 1)
+    assert st.q_by_task[1] == [0, 1]
+    st.qm[0] = [[1, 2, 2.0]]
+    st.forget(0, 0)                                # task 0 has no entry left at machine 0
+    assert st.q_by_task[0] == [1]
+
+
+def test_sensitivity_table_pairs_rows_with_b0_of_the_same_seed():
+    from schedlab.reproduce.rose import _vs_b0
+    runs = pd.DataFrame({
+        "workload": ["W-ROSE-1"] * 5, "policy": ["B0", "B0", "X", "X", "Y"],
+        "seed": [0, 1, 0, 1, 1], "cpu_used": [0.3, 0.4, 0.45, 0.4, 0.8],
+        "makespan": [100.0, 200.0, 80.0, 100.0, 50.0], "placement_gap": [np.nan, np.nan, 0.1, 0.2, 0.3],
+        "spec_timeouts": [0, 0, 5, 7, 1]})
+    t = _vs_b0(runs, ["X", "Y", "missing"]).set_index("policy")
+    assert t.loc["X", "cpu_vs_B0"] == pytest.approx((1.5 + 1.0) / 2)     # 0.45/0.3, 0.4/0.4
+    assert t.loc["X", "makespan_vs_B0"] == pytest.approx((-0.2 - 0.5) / 2)
+    assert t.loc["Y", "cpu_vs_B0"] == pytest.approx(2.0)                 # seed 1 only: 0.8/0.4
+    assert "missing" not in t.index
+
+
+@pytest.mark.slow
+def test_reproduce_tiny_scale_writes_tables(tmp_path):
+    from schedlab.reproduce.rose import reproduce
+    res = reproduce(seeds=1, out=tmp_path, scale=0.05, quick=True, verbose=False)
+    assert [c.id for c in res.checks] == [f"R{i}" for i in range(1, 9)]
+    for f in ("runs.csv", "summary.csv", "ablation.csv", "usage_variants.csv", "sensitivity.csv",
+              "utilization_timeseries.csv"):
+        assert (tmp_path / f).stat().st_size > 0
+    assert {"ROSE-noTBAMR", "ROSE-noMMF", "ROSE-noTimeout"} <= set(res.tables["ablation"]["policy"])
+
+
+def test_b1_allocates_opportunistic_only_when_no_guaranteed_capacity_is_free():
+    # spec §1.5 B1: opportunistic containers only when no node has unallocated room for the task
+    from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
+    rows = [{"job_id": "j0", "task_id": f"t{i}", "submit_time": 0.0, "duration": 10.0,
+             "cpu": c, "mem": 1, "instances": 1} for i, c in enumerate((2, 6))]
+    w = Workload.from_frame(pd.DataFrame(rows))
+    cl = homogeneous_cluster(2, cpu=10.0, mem=100.0, disk=1.0, net=1.0)
+    p = YarnOpportunisticPolicy()
+    p.reset(cl, w, np.random.default_rng(0))
+    st = _state(p, [[0, 0, 0, 0]] * 2)
+    st.pend[:] = [1, 1]
+    st.free[:, 0] = [3.0, 1.0]                     # 3 free cores: the 2-core task fits, 6-core does not
+    p.eligible_tasks = lambda view, st: np.array([0, 1])
+    p.dispatch(None, st)
+    assert [t for _, t, _, _ in p._inflight] == [1]
+    assert st.pend.tolist() == [1, 0]               # task 0 waits for a regular grant
+
+
+def test_b1_w_rose_2_preload_is_regular():
+    # the 97% pre-load must be placed as regular containers, not run opportunistically
+    df, cl = w_rose_2(0, n_machines=5, n_requests=20)
+    res = schedlab.simulate(df, cl, "yarn-opportunistic")
+    att = res.attempts
+    pre = res.sim.w.job[att["task"].to_numpy()] == int(np.flatnonzero(res.sim.w.job_ids == "preload")[0])
+    assert not att["opportunistic"].to_numpy()[pre].any()

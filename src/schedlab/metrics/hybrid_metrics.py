@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from schedlab.cluster.spec import R_SLOTS
+
 __all__ = ["hybrid_metrics", "per_instance"]
 
 _COMPLETED, _PREEMPTED, _EVICTED, _KILLED, _DROPPED = 0, 1, 2, 3, 5
@@ -40,7 +42,7 @@ def per_instance(att: pd.DataFrame) -> pd.DataFrame:
 
 
 def hybrid_metrics(result: Any, *, low_class: int = 0, high_class: int = 9,
-                   low_share_max: int = 4) -> dict[str, float]:
+                   low_share_max: int = 4, window: float | None = None) -> dict[str, float]:
     """NE_priority, pe̅, max(pe), drops, WE, R_0-ev, R_0-nev, R_9 and sticky-slot usage.
 
     ``result`` is a :class:`schedlab.run.RunResult`. Response = completion − first arrival
@@ -48,7 +50,9 @@ def hybrid_metrics(result: Any, *, low_class: int = 0, high_class: int = 9,
     completions of instances evicted at least once (priority or memory), ``R_0-nev`` the
     others. ``sticky_finished_share`` is the share of completed instances whose final run
     was on a sticky slot; ``sticky_low_share`` the share of sticky runs by classes ≤
-    ``low_share_max``.
+    ``low_share_max``. ``slot_busy`` is the time-averaged share of slots occupied during
+    ``[0, window]`` (default: the last submit time), the regime indicator of spec §4.4
+    ("slots about 95-105% busy under PRI").
     """
     w = result.sim.w
     inst = per_instance(result.attempts)
@@ -70,6 +74,15 @@ def hybrid_metrics(result: Any, *, low_class: int = 0, high_class: int = 9,
     sticky_runs = sticky & (outcome != _PREEMPTED)
     n_sticky = int(sticky_runs.sum())
 
+    att = result.attempts
+    horizon = float(window if window is not None else np.max(np.asarray(w.submit_time)))
+    cap_slots = result.sim.spec.capacity[:, R_SLOTS]
+    slots = float(np.where(np.isfinite(cap_slots), cap_slots, 0.0).sum())
+    occupied = ((np.minimum(att["end_time"].to_numpy(), horizon)
+                 - np.minimum(att["start_time"].to_numpy(), horizon)).clip(0)
+                * att["count"].to_numpy()).sum()
+    slot_busy = float(occupied / (slots * horizon)) if slots > 0 and horizon > 0 else np.nan
+
     def mean(x: np.ndarray) -> float:
         return float(x.mean()) if len(x) else float("nan")
 
@@ -90,6 +103,7 @@ def hybrid_metrics(result: Any, *, low_class: int = 0, high_class: int = 9,
         "sticky_finished_share": mean(sticky[done].astype(float)),
         "sticky_low_share": (float((prio[sticky_runs] <= low_share_max).sum()) / n_sticky
                              if n_sticky else float("nan")),
+        "slot_busy": slot_busy,
         "unfinished": float(n_inst - done.sum()
                             - ((outcome == _PREEMPTED) | (outcome == _DROPPED)).sum()),
     }

@@ -75,8 +75,9 @@ class PriorityPolicy(Policy):
         Memory overrun: evict the running task of lowest priority, most recent start,
         until memory fits; sticky tasks only when nothing else is left.
     Complexity
-        O(P log P) for the queue sort plus O(G) numpy per placement through eviction
-        (G running groups) and O(M) per placement, per tick with changes.
+        Per tick with changes: O(P log P) for the queue sort (P queued tasks), O(G) numpy per
+        placement through eviction (G running groups), O(M + P) numpy per placement on a
+        free slot (the scan for the next task whose memory fits, which never moves back).
     Departures from the spec
         The engine shares CPU continuously (exact Γ = min(C/N_r, C/N_c) between events)
         instead of recomputing rates once per second. A tick with no arrival or
@@ -137,31 +138,19 @@ class PriorityPolicy(Policy):
         n_sticky = int(left[sticky].sum())
         pending = view.pending
         actions: list = []
-        placed: dict[int, int] = {}
         # ---- sticky phase: FCFS by first arrival, never evicts
         room = self._sticky_slots() - n_sticky
+        placed_n = np.zeros(len(pend), dtype=np.int64)
         if room > 0:
-            for t in self._fitting(pend, free, mem_free):
-                if room <= 0 or not self._any_room(free, mem_free):
-                    break
-                t = int(t)
-                for _ in range(min(int(pending[t]), room)):
-                    m = self._choose_slot(t, free, mem_free)
-                    if m < 0:
-                        break
-                    actions.append(Place(t, m, sticky=True, reason="sticky FCFS"))
-                    self._take(t, m, free, mem_free)
-                    room -= 1
-                    placed[t] = placed.get(t, 0) + 1
+            placed_n = self._fill(pend, pending[pend].astype(np.int64), free, mem_free, room,
+                                  actions, sticky=True, reason="sticky FCFS")
         # ---- regular phase: priority desc, first arrival asc
-        if placed:
-            done = np.array([placed.get(int(t), 0) for t in pend], dtype=np.int64)
-            rest = pend[pending[pend] > done]
-        else:
-            rest = pend
+        want = pending[pend] - placed_n
+        rest, want = pend[want > 0], want[want > 0]
         if not len(rest):
             return actions
-        order = rest[np.lexsort((view.ready_time[rest], -self.prio[rest]))]
+        perm = np.lexsort((view.ready_time[rest], -self.prio[rest]))
+        order, want = rest[perm], want[perm]
         g_prio = self.prio[rg.task]
         g_power = self.power[rg.machine]
         evictable = ~sticky & rg.running
@@ -169,7 +158,7 @@ class PriorityPolicy(Policy):
         for i, t in enumerate(order):
             t = int(t)
             exhausted = False
-            for _ in range(int(pending[t]) - placed.get(t, 0)):
+            for _ in range(int(want[i])):
                 m = self._choose_slot(t, free, mem_free)
                 if m >= 0:
                     actions.append(Place(t, m, reason="regular"))
@@ -205,36 +194,56 @@ class PriorityPolicy(Policy):
                 # Later tasks can only use free slots (with the paper's memory-blind slots
                 # there are none left: stop). With memory-aware placement, slots blocked
                 # for t's memory may still take a smaller task, in queue order.
-                for u in self._fitting(order[i + 1:], free, mem_free):
-                    u = int(u)
-                    for _ in range(int(pending[u]) - placed.get(u, 0)):
-                        m = self._choose_slot(u, free, mem_free)
-                        if m < 0:
-                            break
-                        actions.append(Place(u, m, reason="regular"))
-                        self._take(u, m, free, mem_free)
-                    if not self._any_room(free, mem_free):
-                        break
+                self._fill(order[i + 1:], want[i + 1:], free, mem_free, 1 << 62, actions,
+                           sticky=False, reason="regular")
                 return actions
         return actions
+
+    def _fill(self, order: np.ndarray, want: np.ndarray, free: np.ndarray,
+              mem_free: np.ndarray | None, limit: int, actions: list, *, sticky: bool,
+              reason: str) -> np.ndarray:
+        """Place up to ``limit`` instances of ``order`` (in that order) on free slots.
+
+        ``want[j]`` instances of ``order[j]`` are wanted. A task whose memory fits on no
+        machine with a free slot is skipped; as placements only shrink the room, a skipped
+        task never fits later in the same pass, so the scan never moves backwards.
+        Returns the number placed per position. O(placements × len(order)) numpy work.
+        """
+        placed = np.zeros(len(order), dtype=np.int64)
+        if not len(order) or limit <= 0:
+            return placed
+        left = np.asarray(want, dtype=np.int64).copy()
+        mem = self.mem_use[order]
+        j0, n = 0, 0
+        while n < limit:
+            room = self._room(free, mem_free)
+            if room < self.min_mem - 1e-12:
+                break
+            ok = left[j0:] > 0
+            if mem_free is not None:
+                ok &= mem[j0:] <= room + 1e-12
+            hit = np.flatnonzero(ok)
+            if not len(hit):
+                break
+            j = j0 + int(hit[0])
+            t = int(order[j])
+            m = self._choose_slot(t, free, mem_free)
+            if m < 0:       # cannot happen (t fits on the machine with the most room)
+                break
+            actions.append(Place(t, m, sticky=True, reason=reason) if sticky
+                           else Place(t, m, reason=reason))
+            self._take(t, m, free, mem_free)
+            left[j] -= 1
+            placed[j] += 1
+            n += 1
+            j0 = j
+        return placed
 
     def _room(self, free: np.ndarray, mem_free: np.ndarray | None) -> float:
         """Largest memory left on a machine with a free slot (-inf if no free slot)."""
         if mem_free is None:
             return np.inf if (free > 0).any() else -np.inf
         return float(np.max(np.where(free > 0, mem_free, -np.inf)))
-
-    def _any_room(self, free: np.ndarray, mem_free: np.ndarray | None) -> bool:
-        return self._room(free, mem_free) >= self.min_mem - 1e-12
-
-    def _fitting(self, tasks: np.ndarray, free: np.ndarray, mem_free: np.ndarray | None):
-        """Tasks (in order) whose memory fits in some machine with a free slot right now."""
-        room = self._room(free, mem_free)
-        if room == -np.inf or not len(tasks):
-            return tasks[:0]
-        if mem_free is None:
-            return tasks
-        return tasks[self.mem_use[tasks] <= room + 1e-12]
 
     def _take(self, t: int, m: int, free: np.ndarray, mem_free: np.ndarray | None) -> None:
         free[m] -= 1

@@ -193,7 +193,10 @@ class RosePolicy(LayeredPolicy):
             for g in lst:
                 key = (int(w.job[g[1]]), m)
                 out[key] = out.get(key, 0) + g[2]
-        budget = self._job_rspec * self._job_inst - self.spec_outstanding_by_job(st) - self._upgraded
+        spec_out = getattr(st, "_spec_out", None)     # set by eligible_tasks just above
+        if spec_out is None:
+            spec_out = self.spec_outstanding_by_job(st)
+        budget = self._job_rspec * self._job_inst - spec_out - self._upgraded
         self._walk(st, tasks, cands, elig_job, out, budget, self.lla)
 
     def _walk(self, st: TickState, tasks: np.ndarray, cands: list[int], elig_job: np.ndarray,
@@ -203,6 +206,8 @@ class RosePolicy(LayeredPolicy):
         w = self.workload
         now = st.now
         exhausted: set[int] = set()          # jobs with no candidate left this tick
+        usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it
+        rejected = self._rejected
         for t in tasks:
             t = int(t)
             j = int(w.job[t])
@@ -211,15 +216,14 @@ class RosePolicy(LayeredPolicy):
             n_left = int(min(st.pend[t], max(0, math.floor(budget[j] + 1e-9))))
             if n_left <= 0:
                 continue
+            usable = usable_of.get(j)
+            if usable is None:
+                usable = usable_of[j] = [m for m in cands if rejected.get((j, m), -np.inf) <= now]
             cap_jm = ceil_div(elig_job[j], len(cands))
             bad = self._timed_out_at.get(t, ())
-            usable = 0
-            for m in cands:
+            for m in list(usable):
                 if n_left <= 0:
                     break
-                if self._rejected.get((j, m), -np.inf) > now:
-                    continue
-                usable += 1
                 if m in bad:
                     continue
                 room = cap_jm - out.get((j, m), 0)
@@ -229,8 +233,8 @@ class RosePolicy(LayeredPolicy):
                 self.task_sent[t] += 1
                 why = self.nm_admit(st, m, load)
                 if why:
-                    self._rejected[(j, m)] = now + p.Y
-                    usable -= 1
+                    rejected[(j, m)] = now + p.Y
+                    usable.remove(m)
                     key = "spec_rejected_queue_full" if why == "QUEUE_FULL" else "spec_rejected_overloaded"
                     self.counters[key] += 1
                     self.task_excluded[t] = True
@@ -240,5 +244,5 @@ class RosePolicy(LayeredPolicy):
                 out[(j, m)] = out.get((j, m), 0) + c
                 budget[j] -= c
                 n_left -= c
-            if usable <= 0:
+            if not usable:
                 exhausted.add(j)

@@ -111,7 +111,7 @@ class SparrowPolicy(LayeredPolicy):
             j = int(w.job[t])
             bad = self._timed_out_at.get(t, ())
             n = int(min(st.pend[t], slots))
-            picks = self.rng.choice(alive, size=n)
+            picks = alive[self.rng.integers(0, len(alive), size=n)]   # = rng.choice(alive, n)
             for m in picks:
                 m = int(m)
                 if m in bad or self._rejected.get((j, m), -np.inf) > st.now:

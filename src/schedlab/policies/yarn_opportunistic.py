@@ -1,6 +1,7 @@
 """Hadoop 3 style centralized over-subscription with opportunistic containers (ROSE baseline B1)."""
 from __future__ import annotations
 
+import heapq
 from typing import Literal
 
 import numpy as np
@@ -22,7 +23,8 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         motivation experiment (19.5% excluded, 65.3% rescheduled, 11.7% first-try launched).
     Assumptions
         Regular containers as in :class:`YarnCentralizedPolicy`. When a job still has
-        pending tasks after the regular round, the RM allocates opportunistic containers
+        pending tasks after the regular round and no node has unallocated (guaranteed)
+        capacity for them (spec §1.5), the RM allocates opportunistic containers
         round-robin over the ``k_opp`` nodes with the shortest opportunistic queues *as of
         their last heartbeat* (stale by up to ``h_NM``). The AM receives them on its next
         heartbeat (``h_AM`` later) and sends them to the NMs.
@@ -103,26 +105,39 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         if not len(tasks):
             return
         alive = np.flatnonzero(st.alive)
+        # opportunistic containers only for tasks that no node's guaranteed capacity can hold
+        # (after this tick's regular round); the others wait for the RM's next heartbeat grant
+        req = self.workload.request
+        fin = np.isfinite(st.cap).all(axis=0)
+        free = st.free[alive][:, fin]
+        roomy = free[(free >= req[tasks][:, fin].min(axis=0) - 1e-9).all(axis=1)]
+        if len(roomy):
+            fits = (req[tasks][:, None, fin] <= roomy[None, :, :] + 1e-9).all(axis=2).any(axis=1)
+            tasks = tasks[~fits]
+            if not len(tasks):
+                return
         order = alive[np.lexsort((alive, self._reported_q[alive]))][:p.k_opp]
         if not len(order):
             return
         q = self._reported_q.copy()
         deliver = st.now + p.h_AM
         per_node = p.max_alloc_per_node if p.max_alloc_per_node is not None else p.mQL
+        # shortest reported queue first; ties by rank in ``order`` (a heap of (q, rank, m))
+        heap = [(int(q[m]), i, int(m)) for i, m in enumerate(order)]
+        heapq.heapify(heap)
         left = {int(m): per_node for m in order}
+        inflight = self._inflight
         for t in tasks:
             t = int(t)
             n = int(st.pend[t])
-            while n > 0 and left:
-                ms = np.fromiter(left, dtype=np.int64)
-                m = int(ms[np.argmin(q[ms])])
+            while n > 0 and heap:
+                qm, i, m = heapq.heappop(heap)
                 left[m] -= 1
-                if left[m] <= 0:
-                    del left[m]
-                k = 1
-                q[m] += k
-                self._inflight.append((deliver, t, m, k))
-                self._inflight_n[t] += k
-                st.pend[t] -= k
-                n -= k
+                if left[m] > 0:
+                    heapq.heappush(heap, (qm + 1, i, m))
+                q[m] += 1
+                inflight.append((deliver, t, m, 1))
+                self._inflight_n[t] += 1
+                st.pend[t] -= 1
+                n -= 1
         self._reported_q = q      # the RM counts what it handed out until the next report

@@ -107,10 +107,13 @@ def _widths(rng: np.random.Generator, ratios: list[float], r: int) -> list[int]:
     return [max(1, int(round(x * r))) for x in ratios]
 
 
-def _one_job(rng: np.random.Generator, i: int, *, kind: str, small: bool) -> list[dict]:
+def _one_job(rng: np.random.Generator, i: int, *, kind: str, small: bool,
+             reduce_width: float | None = None) -> list[dict]:
     names = SPARK_BENCHMARKS if kind == "spark" else MR_BENCHMARKS
     bench = str(names[int(rng.integers(len(names)))])
     ratios = PROFILES[bench][kind]
+    if kind == "mr" and reduce_width is not None:         # reduce phases are the odd ones
+        ratios = [x if k % 2 == 0 else reduce_width for k, x in enumerate(ratios)]
     if small:
         r = int(rng.integers(2, 10))                      # 2-9 containers
         if kind == "spark":
@@ -140,27 +143,48 @@ def spark_workload(seed: int = 0, *, n_jobs: int = N_JOBS,
 
 
 def mr_workload(seed: int = 0, *, n_jobs: int = N_JOBS,
-                small_ids: tuple[int, ...] = MR_SMALL_IDS) -> pd.DataFrame:
-    """W-DRESS-MR: 20 MapReduce jobs (map → reduce; PageRank/NWeight: 4 phases)."""
+                small_ids: tuple[int, ...] = MR_SMALL_IDS,
+                reduce_width: float | None = None) -> pd.DataFrame:
+    """W-DRESS-MR: 20 MapReduce jobs (map → reduce; PageRank/NWeight: 4 phases).
+
+    Reduce phases take the :data:`PROFILES` widths (0.1-0.5 of the map phase, like the
+    paper's Fig. 2 WordCount: 20 maps, 4 reducers). ``reduce_width`` overrides them for
+    every job (1.0: as many reducers as maps, HiBench's default configuration where
+    ``hibench.default.shuffle.parallelism`` equals ``hibench.default.map.parallelism``);
+    the reproduction reports that variant as a congestion sensitivity, not for the checks.
+    """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 3002]))
     rows = []
     for i in range(n_jobs):
-        rows += _one_job(rng, i, kind="mr", small=(i + 1) in small_ids)
+        rows += _one_job(rng, i, kind="mr", small=(i + 1) in small_ids,
+                         reduce_width=reduce_width)
     return _frame(rows)
 
 
 def mixed_workload(seed: int = 0, *, small_share: float = 0.2,
                    n_jobs: int = N_JOBS) -> pd.DataFrame:
     """W-DRESS-Mixed: MR and Spark jobs (each kind with probability 1/2) with
-    ``round(small_share · n_jobs)`` small jobs at random ids among 4..n_jobs (the cluster
-    is busy from about job 4 on, as in the paper's examples)."""
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 3003, int(round(small_share * 100))]))
+    ``round(small_share · n_jobs)`` small jobs among ids 4..n_jobs (the cluster is busy
+    from about job 4 on, as in the paper's examples).
+
+    Common random numbers across shares: for one ``seed`` the job at each position (its
+    kind, and its small and its large variant) and the order in which positions turn small
+    are drawn independently of ``small_share``. The small jobs at share 10% are therefore
+    also small at 20%, 30% and 40%, and everything else stays the same, so comparing
+    shares isolates the effect of the share (fewer large jobs, more contention for the SD
+    pool) from the luck of where the small jobs land in the queue.
+    """
     n_small = int(round(small_share * n_jobs))
-    small = set((rng.choice(np.arange(4, n_jobs + 1), size=n_small, replace=False)).tolist())
+    order = np.random.default_rng(np.random.SeedSequence([seed, 3003])).permutation(
+        np.arange(4, n_jobs + 1))
+    small = set(order[:n_small].tolist())
     rows = []
     for i in range(n_jobs):
-        kind = "spark" if rng.random() < 0.5 else "mr"
-        rows += _one_job(rng, i, kind=kind, small=(i + 1) in small)
+        kind_rng, small_rng, large_rng = (np.random.default_rng(s) for s in
+                                          np.random.SeedSequence([seed, 3003, i]).spawn(3))
+        kind = "spark" if kind_rng.random() < 0.5 else "mr"
+        is_small = (i + 1) in small
+        rows += _one_job(small_rng if is_small else large_rng, i, kind=kind, small=is_small)
     return _frame(rows)
 
 

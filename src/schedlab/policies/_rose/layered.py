@@ -98,22 +98,44 @@ class TickState:
         self.spec_n = np.zeros(len(self.cap), dtype=np.int64)
         self.spec_req = np.zeros_like(self.cap)
         self.reg_n = np.zeros(len(self.cap), dtype=np.int64)
-        self.q_by_task: dict[int, list[int]] = {}      # task -> machines where it is queued
+        self._qbt: dict[int, list[int]] | None = None  # task -> machines where it is queued
+        self._load: Any = None                        # cached (CPU load, min) for R5; reset when used changes
+
+    @property
+    def q_by_task(self) -> dict[int, list[int]]:
+        """Index task -> machines where it is queued, built on first use."""
+        if getattr(self, "_qbt", None) is None:
+            idx: dict[int, list[int]] = {}
+            for m, lst in self.qm.items():
+                for e in lst:
+                    ms = idx.setdefault(e[0], [])
+                    if m not in ms:
+                        ms.append(m)
+            self._qbt = idx
+        return self._qbt
+
+    @q_by_task.setter
+    def q_by_task(self, value: dict[int, list[int]]) -> None:
+        self._qbt = value
 
     def note(self, m: int, t: int) -> None:
-        ms = self.q_by_task.setdefault(t, [])
+        if getattr(self, "_qbt", None) is None:
+            return
+        ms = self._qbt.setdefault(t, [])
         if m not in ms:
             ms.append(m)
 
     def forget(self, m: int, t: int) -> None:
         """Drop (m, t) from the index if no entry of t is left at m."""
+        if getattr(self, "_qbt", None) is None:
+            return
         if any(e[0] == t for e in self.qm.get(m, ())):
             return
-        ms = self.q_by_task.get(t)
+        ms = self._qbt.get(t)
         if ms and m in ms:
             ms.remove(m)
             if not ms:
-                del self.q_by_task[t]
+                del self._qbt[t]
 
 
 class LayeredPolicy(Policy):
@@ -158,7 +180,16 @@ class LayeredPolicy(Policy):
         self._over_time = np.zeros((M, _NL))
         self._job_waits: dict[int, list[float]] = {}
         self._job_pen: dict[int, dict[int, int]] = {}
+        self._ratio_key = -1.0
+        self._ratio_val = np.ones((J, w.request.shape[1]))
         if self.speculates:
+            # per-machine limits of rules A/B (capacities are fixed for a run)
+            sp = self.params
+            self._theta_adm = np.asarray(sp.theta_adm, dtype=float)
+            capm = np.asarray(cluster.capacity, dtype=float)[:, :_NL]
+            fin = np.isfinite(capm) & (capm > 0)
+            self._lim_launch = np.where(fin, np.asarray(sp.theta_launch) * np.where(fin, capm, 0.0), np.inf) + _EPS
+            self._lim_rho = np.where(fin, sp.rho_max * np.where(fin, capm, 0.0), np.inf) + _EPS
             self._job_spec_on, self._job_rspec = self._job_switches()
 
     def _job_switches(self) -> tuple[np.ndarray, np.ndarray]:
@@ -217,6 +248,9 @@ class LayeredPolicy(Policy):
         """Per job, mean usage/request of its tasks with a finished instance (1.0 before)."""
         w = self.workload
         done = np.asarray(view.completed, dtype=float)
+        key = float(done.sum())
+        if key == self._ratio_key:
+            return self._ratio_val          # no instance finished since the last tick
         J = w.n_jobs
         den = np.bincount(w.job, weights=done, minlength=J)
         out = np.ones((J, w.request.shape[1]))
@@ -224,6 +258,8 @@ class LayeredPolicy(Policy):
             for r in range(_NL):
                 num = np.bincount(w.job, weights=done * self._task_ratio[:, r], minlength=J)
                 out[:, r] = np.where(den > 0, num / np.maximum(den, 1e-300), 1.0)
+        self._ratio_key = key
+        self._ratio_val = out
         return out
 
     def expected_usage(self, st: TickState, t: int, count: int = 1) -> np.ndarray:
@@ -239,15 +275,23 @@ class LayeredPolicy(Policy):
                 st.note(m, e[0])
         rg = view.running_groups()
         if len(rg):
-            reg = ~rg.opportunistic
-            st.reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg],
-                                   minlength=len(st.cap)).astype(np.int64)
-            req = self.workload.request
-            for i in np.flatnonzero(rg.opportunistic):
-                m, t, c = int(rg.machine[i]), int(rg.task[i]), int(rg.count[i])
-                st.spec_on.setdefault(m, []).append([int(rg.gid[i]), t, c, float(rg.start_time[i])])
-                st.spec_n[m] += c
-                st.spec_req[m] += req[t] * c
+            M = len(st.cap)
+            opp = np.asarray(rg.opportunistic, dtype=bool)
+            reg = ~opp
+            st.reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg], minlength=M).astype(np.int64)
+            sel = np.flatnonzero(opp)
+            if len(sel):
+                ms, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
+                st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
+                np.add.at(st.spec_req, ms, self.workload.request[ts] * cs[:, None])
+                spec_on = st.spec_on
+                for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
+                                          rg.start_time[sel].tolist()):
+                    lst = spec_on.get(m)
+                    if lst is None:
+                        spec_on[m] = [[g, t, c, s0]]
+                    else:
+                        lst.append([g, t, c, s0])
 
     def _am_delay(self, j: int, now: float) -> float:
         p = self.params
@@ -265,15 +309,17 @@ class LayeredPolicy(Policy):
         demand = st.pend.copy()
         spec_tasks = np.zeros(0, dtype=np.int64)
         if self.upgrades:
-            for lst in st.qm.values():
-                for t, c, _ in lst:
-                    demand[t] += c
+            qt = [e[0] for lst in st.qm.values() for e in lst]
+            if qt:
+                qc = [e[1] for lst in st.qm.values() for e in lst]
+                np.add.at(demand, np.asarray(qt, dtype=np.int64), np.asarray(qc, dtype=np.int64))
             spec_tasks = np.unique([g[1] for lst in st.spec_on.values() for g in lst]).astype(np.int64)
         tasks = np.union1d(np.flatnonzero(demand > 0), spec_tasks)
         if not len(tasks):
             return
         order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
-        pos_of = {int(t): i for i, t in enumerate(order)} if len(spec_tasks) else {}
+        pos_of = np.empty(w.n_tasks, dtype=np.int64)
+        pos_of[order] = np.arange(len(order))
         req_o = w.request[order]
         dem_o = demand[order].astype(np.int64)
         min_req = req_o.min(axis=0)
@@ -394,6 +440,7 @@ class LayeredPolicy(Policy):
                 self._kill_until(st, n, lambda: st.used[n, R_MEM] + est[R_MEM] <= lim,
                                  reason="regular container needs memory")
             st.used[n] += est
+            st._load = None
         st.actions.append(Place(t, n, c, startup_delay=delay, reason="RM grant at NM heartbeat"))
         st.free[n] -= w.request[t] * c
 
@@ -408,6 +455,7 @@ class LayeredPolicy(Policy):
         w = self.workload
         st.actions.append(Preempt(gid, outcome="killed", requeue=True, reason=reason))
         st.used[m] -= w.usage[t] * c
+        st._load = None
         st.spec_n[m] -= c
         st.spec_req[m] -= w.request[t] * c
         st.pend[t] += c
@@ -431,7 +479,11 @@ class LayeredPolicy(Policy):
             u = np.where(np.isfinite(cap[:, :_NL]) & (cap[:, :_NL] > 0), st.used[:, :_NL] / cap[:, :_NL], 0.0)
         over = u > kill[None, :]
         self._over_time = np.where(over, self._over_time + p.tick, 0.0)
+        comp_idx = [r for r in range(_NL) if r != R_MEM]
+        act = (u[:, R_MEM] > kill[R_MEM]) | (self._over_time[:, comp_idx] >= p.T_throttle - _EPS).any(axis=1)
         for m in list(st.spec_on):
+            if not act[m]:
+                continue
             if u[m, R_MEM] > kill[R_MEM]:
                 lim = launch[R_MEM] * cap[m, R_MEM]
                 self._kill_until(st, m, lambda m=m, lim=lim: st.used[m, R_MEM] <= lim,
@@ -464,23 +516,20 @@ class LayeredPolicy(Policy):
 
     # ------------------------------------------------------------------ launch
     def can_launch(self, st: TickState, m: int, t: int) -> bool:
-        p = self.params
+        """Launch rule B2: launch thresholds after the expected usage, N_spec_max, rho_max."""
+        if st.spec_n[m] >= self.params.N_spec_max:
+            return False
         w = self.workload
-        cap = st.cap[m, :_NL]
-        fin = np.isfinite(cap) & (cap > 0)
-        e = self.expected_usage(st, t)[:_NL]
-        if ((st.used[m, :_NL] + e)[fin] > np.asarray(p.theta_launch)[fin] * cap[fin] + _EPS).any():
-            return False
-        if st.spec_n[m] >= p.N_spec_max:
-            return False
         req = w.request[t, :_NL]
-        if ((st.spec_req[m, :_NL] + req)[fin] > p.rho_max * cap[fin] + _EPS).any():
+        if ((st.spec_req[m, :_NL] + req) > self._lim_rho[m]).any():
             return False
-        return True
+        e = st.ratio[w.job[t], :_NL] * req
+        return not ((st.used[m, :_NL] + e) > self._lim_launch[m]).any()
 
     def _started(self, st: TickState, m: int, t: int, wait: float) -> None:
         w = self.workload
         st.used[m] += self.expected_usage(st, t)
+        st._load = None
         st.spec_n[m] += 1
         st.spec_req[m] += w.request[t]
         self.counters["spec_launched"] += 1
@@ -522,8 +571,11 @@ class LayeredPolicy(Policy):
     def _timeout(self, view, st: TickState) -> None:
         w = self.workload
         p = self.params
+        fixed = not p.adaptive_timeout
         for m in list(st.qm):
             lst = st.qm[m]
+            if fixed and st.now - min(e[2] for e in lst) <= p.T_to:
+                continue
             for e in list(lst):
                 t, c, tq = e
                 if st.now - tq <= self.timeout_for(int(w.job[t])):
@@ -557,7 +609,7 @@ class LayeredPolicy(Policy):
         if not len(cand):
             return cand
         # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
-        spec_out = self.spec_outstanding_by_job(st)
+        spec_out = st._spec_out = self.spec_outstanding_by_job(st)
         j = w.job[cand]
         ok = spec_out[j] + self._upgraded[j] < self._job_rspec[j] * self._job_inst[j] - _EPS
         cand = cand[ok]
@@ -565,28 +617,36 @@ class LayeredPolicy(Policy):
 
     def spec_outstanding_by_job(self, st: TickState) -> np.ndarray:
         w = self.workload
-        out = np.zeros(w.n_jobs)
+        ts: list[int] = []
+        cs: list[int] = []
         for lst in st.qm.values():
-            for t, c, _ in lst:
-                out[w.job[t]] += c
+            for e in lst:
+                ts.append(e[0])
+                cs.append(e[1])
         for lst in st.spec_on.values():
             for g in lst:
-                out[w.job[g[1]]] += g[2]
-        return out
+                ts.append(g[1])
+                cs.append(g[2])
+        if not ts:
+            return np.zeros(w.n_jobs)
+        return np.bincount(w.job[np.asarray(ts, dtype=np.int64)], weights=np.asarray(cs, dtype=float),
+                           minlength=w.n_jobs)
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
         if st.qlen[m] >= self.params.Q_max:
             return "QUEUE_FULL"
-        if load is not None and (load[m] >= np.asarray(self.params.theta_adm)).any():
+        if load is not None and (load[m] >= self._theta_adm).any():
             return "OVERLOADED"
         return ""
 
     def record_placement(self, st: TickState, m: int, count: int = 1) -> None:
         """R5: chosen machine's CPU load minus the cluster minimum, at placement time."""
-        cap = st.cap[:, R_CPU]
-        load = np.where(st.alive, st.used[:, R_CPU] / cap, np.inf)
-        lo = float(load.min())
+        cache = getattr(st, "_load", None)
+        if cache is None:
+            load = np.where(st.alive, st.used[:, R_CPU] / st.cap[:, R_CPU], np.inf)
+            cache = st._load = (load, float(load.min()))
+        load, lo = cache
         lm = float(load[m])
         for _ in range(count):
             self.placement_gap.append(lm - lo)
