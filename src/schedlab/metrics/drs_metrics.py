@@ -12,6 +12,8 @@
   that ran one after the other on the same worker (the later one waiting past the
   earlier one's end) instead of in parallel.
 - :func:`milp_stats`: solve time, status and gap of the policy's ILP batches.
+- :func:`offered_load`: nominal work submitted per second over the cluster's processor
+  capacity (``sum_k slots_k * speed_k``): how close a workload drives a cluster to saturation.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from schedlab.cluster.spec import R_CPU, R_MEM
 
 __all__ = ["resource_cost", "deadline_met", "deadline_throughput", "task_throughput",
            "response_times", "prediction_errors", "serialized_share", "milp_stats",
-           "drs_summary"]
+           "offered_load", "drs_summary"]
 
 
 def resource_cost(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1) -> float:
@@ -119,13 +121,35 @@ def serialized_share(res: Any, pairs: tuple[np.ndarray, np.ndarray] | None = Non
     return float(ser.sum() / n) if n else float("nan")
 
 
+def offered_load(workload: Any, cluster: Any) -> float:
+    """Processor demand over processor capacity while jobs arrive.
+
+    ``sum(duration * instances) / window / sum_k(slots_k * speed_k)``, where ``window`` is
+    the arrival span stretched by one mean inter-arrival time (``n/(n-1)`` times the span
+    between the first and the last job submission). Below 1 the cluster can keep up;
+    DRS tasks hold one processor each, so this is their processor utilisation if every
+    task ran at the mean speed.
+    """
+    from schedlab.cluster.spec import R_SLOTS
+    w = workload
+    submit = np.full(w.n_jobs, np.inf)
+    np.minimum.at(submit, w.job, w.submit_time)
+    n = len(submit)
+    span = float(submit.max() - submit.min())
+    window = span * n / (n - 1) if n > 1 and span > 0 else float("nan")
+    work = float((w.duration * w.instances).sum())
+    cap = float((cluster.capacity[:, R_SLOTS] * cluster.speed).sum())
+    return work / window / cap
+
+
 def milp_stats(log: list[tuple]) -> pd.DataFrame:
     return pd.DataFrame(log, columns=["time", "n_tasks", "status", "seconds", "gap", "cost"])
 
 
-def drs_summary(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1,
-                policy: Any = None) -> dict[str, float]:
-    """The DRS metrics of one run as a flat dict."""
+def drs_summary(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1, policy: Any = None,
+                pairs: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, float]:
+    """The DRS metrics of one run as a flat dict (``pairs``: precomputed independent
+    sibling pairs of the workload, see :func:`serialized_share`)."""
     met = deadline_met(res)
     out = {
         "cost": resource_cost(res, c_cpu=c_cpu, c_mem=c_mem),
@@ -133,7 +157,7 @@ def drs_summary(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1,
         "task_throughput_per_ms": task_throughput(res),
         "deadline_met_share": float(met.mean()),
         "mean_response": float(np.nanmean(response_times(res))),
-        "serialized_share": serialized_share(res),
+        "serialized_share": serialized_share(res, pairs),
         "makespan": float(res.summary.get("makespan", np.nan)),
     }
     preds = getattr(policy, "predictions", None)

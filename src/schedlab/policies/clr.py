@@ -14,7 +14,9 @@ Decision
     (total processors / active jobs) is split: stopped, its remaining work re-queued as a
     new attempt that pays ``o_split`` (0.5 s) of overhead. Work is conserved otherwise.
 Complexity
-    O(M) per placement; O(r) per split over r running tasks.
+    O(M) numpy per placement; one vectorised O(r) search per split over r running
+    instances. A task that does not fit the per-resource maximum of free capacity is
+    skipped in O(1).
 Departures from the spec
     Once a split search fails in a decision, it is not repeated until the next decision.
     The overhead is held start-up time of the resumed attempt (counted in the cost).
@@ -25,7 +27,8 @@ import numpy as np
 
 from schedlab.cluster.spec import R_SLOTS
 from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
-from schedlab.policies._drs.common import fits_one, least_loaded
+from schedlab.policies._drs.common import COLS, fits_one, least_loaded
+from schedlab.policies._drs.common import dominates_any as _dominates
 from schedlab.policies.registry import register
 
 __all__ = ["ClrPolicy"]
@@ -49,54 +52,66 @@ class ClrPolicy(BaselinePolicy):
         now = view.now
         w = self.workload
         actions: list = []
-        free = view.free()
         self._completions(view)
         pend = view.pending_tasks()
         if not len(pend):
             return actions
+        free = view.free()
         running = view.job_allocated[:, R_SLOTS].copy()
         order = pend[np.argsort(running[w.job[pend]], kind="stable")]
         cap = self.cluster.capacity
+        top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
+        failed: list = []       # requests that fit no worker since ``free`` last changed
         can_split = True        # after one failed split search, skip it until next decision
         for t in order:
             t = int(t)
             j = int(w.job[t])
-            if not can_split and not (free[:, R_SLOTS] >= 1 - 1e-9).any():
+            if not can_split and top[R_SLOTS] < 1 - 1e-9:
                 break
+            req = w.request[t]
             for _ in range(int(view.pending[t])):
-                req = w.request[t]
-                top = free.max(axis=0)
-                k = (least_loaded(free, cap, req) if fits_one(top, req) else -1)
+                k = -1
+                if fits_one(top, req) and not _dominates(req, failed):
+                    k = least_loaded(free, cap, req)
+                    if k < 0 and len(failed) < 32:
+                        failed.append(req)
                 if k < 0 and can_split and j not in self.started_jobs:
                     k = self._split(view, t, running, free, actions)
                     can_split = k >= 0
                 if k < 0:
                     break
                 self._place(t, k, now, free, actions, "clr")
+                top = free.max(axis=0)
+                failed.clear()
                 self.started_jobs.add(j)
                 running[j] += 1
         return actions
 
     def _split(self, view, t, running, free, actions):
+        """Split a running task of the job furthest above its fair share (longest remaining
+        first) whose stop makes room for ``t``; returns its worker or -1 (vectorised)."""
         w = self.workload
         active = np.count_nonzero(running > 0) + 1
         share = self.cluster.capacity[:, R_SLOTS].sum() / active
-        best = None       # (-(excess), -remaining, k, u, e)
-        for k in range(self.cluster.n_machines):
-            for u, es in self.book.running[k].items():
-                ju = int(w.job[u])
-                if running[ju] <= share:
-                    continue
-                f = free[k] + w.request[u]
-                if not fits_one(f, w.request[t]):
-                    continue
-                for e in es:
-                    key = (-(running[ju] - share), -(e - view.now), k, u, e)
-                    if best is None or key < best:
-                        best = key
-        if best is None:
+        rows = [(k, u, e) for k, run in enumerate(self.book.running) for u, es in run.items()
+                for e in es]
+        if not rows:
             return -1
-        _, _, k, u, e = best
+        arr = np.array(rows)
+        ks, us, es = arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2]
+        excess = running[w.job[us]] - share
+        ok = excess > 0
+        if not ok.any():
+            return -1
+        ks, us, es, excess = ks[ok], us[ok], es[ok], excess[ok]
+        f = free[ks][:, COLS] + w.request[us][:, COLS]
+        ok = (f + 1e-9 >= w.request[t, COLS]).all(axis=1)
+        if not ok.any():
+            return -1
+        ks, us, es, excess = ks[ok], us[ok], es[ok], excess[ok]
+        # key (-excess, -remaining, k, u, e): lexsort takes the last key first
+        n = int(np.lexsort((es, us, ks, -(es - view.now), -excess))[0])
+        k, u, e = int(ks[n]), int(us[n]), float(es[n])
         if not self._evict(view, view.running_groups(), u, k, e, free, actions, "preempted",
                            "clr: split above fair share"):
             return -1

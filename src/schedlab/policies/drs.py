@@ -28,8 +28,11 @@ Decision
     the ILP of :mod:`._drs.ilp` (HiGHS, time limit), falling back to the greedy rule when
     it is infeasible or has no solution in time.
 Complexity
-    O(K) numpy per ready task for K candidate workers (the domain's), plus O(h K) for the
-    predictor; MILP batches are bounded by ``milp_max_tasks`` and ``milp_time_limit``.
+    O(K) per ready task for K candidate workers: plain Python over the scheduler's few
+    workers (stage 1) and the domain (stage 2), numpy over the domain when the task must
+    queue (stage 3, plus O(h K) for the predictor). Decisions with nothing to start or
+    place return before reading the view's free capacity. MILP batches are bounded by
+    ``milp_max_tasks`` and ``milp_time_limit``.
 Departures from the spec
     Worker resource tables are exact (the policy books every start); only scheduler loads
     go stale (gossip). "Extended to the domain if s has none feasible" is read as: none of
@@ -168,6 +171,17 @@ class DrsPolicy(Policy):
             ts = w.tasks_of(j)
             self.pos[ts] = np.arange(len(ts))
         self.rate = req[:, R_CPU] * p.c_cpu + req[:, R_MEM] * p.c_mem
+        # plain-Python copies for the per-task fast path (:meth:`_quick`)
+        self._req3 = req[:, [R_CPU, R_MEM, R_SLOTS]].tolist()
+        self._rate_l = self.rate.tolist()
+        self._dur_l = w.duration.astype(float).tolist()
+        self._cp_l = np.asarray(self.cp_rest, dtype=float).tolist()
+        self._dl_l = self.job_deadline[w.job].tolist()
+        self._speed_l = np.asarray(cluster.speed, dtype=float).tolist()
+        self._capc_l = cluster.capacity[:, R_CPU].tolist()
+        self._capm_l = cluster.capacity[:, R_MEM].tolist()
+        self._own_l = [[int(k) for k in ws] for ws in L.workers]
+        self._dom_l = [[int(k) for k in ws] for ws in L.domain_workers]
         self.book = Book(M)
         self.queued_by_job: list[dict[int, list[int]]] = [dict() for _ in range(M)]
         self.history = WaitHistory(M, p.ewma)
@@ -233,28 +247,39 @@ class DrsPolicy(Policy):
         return np.where(starts_now, 0.0, T), Q
 
     # ------------------------------------------------------------------ dispatch
-    def _quick(self, t: int, ks: np.ndarray, free: np.ndarray, now: float):
+    def _quick(self, t: int, ks: list[int], free: np.ndarray, now: float):
         """Stages 1-2 of the rule: workers in ``ks`` that start ``t`` now and meet the deadline.
 
         On such workers the queue is empty, so the predicted wait and the queued-sibling
-        count are 0 and the rule reduces to (cost, finish, -pack).
+        count are 0 and the rule reduces to the lexicographic minimum of (cost, finish,
+        -pack), first index on ties (as :func:`select`). Plain Python: ``ks`` is a
+        scheduler's handful of workers, where numpy's per-call overhead dominates.
         """
-        w = self.workload
-        req = w.request[t]
-        ks = ks[fits(free[ks], req) & (self.book.queued_count[ks] == 0)]
-        if not len(ks):
-            return -1
-        svc = w.duration[t] / self.cluster.speed[ks]
-        finish = now + self.params.latency + svc
-        ok = finish + self.cp_rest[t] <= self.job_deadline[w.job[t]] + 1e-9
-        if not ok.any():
-            return -1
-        ks, svc, finish = ks[ok], svc[ok], finish[ok]
-        capk = self.cluster.capacity[ks][:, [R_CPU, R_MEM]]
-        used = capk - free[ks][:, [R_CPU, R_MEM]]
-        pack = pack_score(req[[R_CPU, R_MEM]], capk, used)
-        zero = np.zeros(len(ks))
-        return int(ks[select(zero, zero, self.rate[t] * svc, finish, pack)])
+        rc, rm, rs = self._req3[t]
+        rate, dur = self._rate_l[t], self._dur_l[t]
+        lat = self.params.latency
+        cp, dl = self._cp_l[t], self._dl_l[t] + 1e-9
+        qc = self.book.queued_count
+        speed, capc, capm = self._speed_l, self._capc_l, self._capm_l
+        best = None
+        best_k = -1
+        for n, k in enumerate(ks):
+            fc = free.item(k, R_CPU)
+            fm = free.item(k, R_MEM)
+            if (fc + 1e-9 < rc or fm + 1e-9 < rm or free.item(k, R_SLOTS) + 1e-9 < rs
+                    or qc.item(k) != 0):
+                continue
+            svc = dur / speed[k]
+            finish = now + lat + svc
+            if finish + cp > dl:
+                continue
+            cc, cm = capc[k], capm[k]
+            pack = ((rc / cc) * ((cc - (cc - fc)) / cc) if cc > 0 else 0.0) + \
+                ((rm / cm) * ((cm - (cm - fm)) / cm) if cm > 0 else 0.0)
+            key = (round(rate * svc, 12), finish, -pack, n)
+            if best is None or key < best:
+                best, best_k = key, k
+        return best_k
 
     def _choose(self, t: int, s: int, free: np.ndarray, now: float):
         """Returns (worker, starts now, W_active, W_mr, W_ql)."""
@@ -263,7 +288,7 @@ class DrsPolicy(Policy):
         cap = self.cluster.capacity
         req = w.request[t]
         # stage 1: the scheduler's own workers; stage 2: its domain (start now, on time)
-        for ks in (L.workers[s], L.domain_workers[int(L.domain[s])]):
+        for ks in (self._own_l[s], self._dom_l[int(L.domain[s])]):
             k = self._quick(t, ks, free, now)
             if k >= 0:
                 return k, True, 0.0, 0.0, 0.0
@@ -362,7 +387,6 @@ class DrsPolicy(Policy):
         trig = view.trigger
         w = self.workload
         actions: list = []
-        free = view.free()
         dirty: set[int] = set()
         for t in set(trig.completions):
             dirty |= self.book.finished(int(t), now)
@@ -370,9 +394,13 @@ class DrsPolicy(Policy):
             self.gossip.report(self._sched_loads(view), now)
             self.gossip.round(now, self.rng)
         self.gossip.deliver(now)
+        dirty = {k for k in dirty if self.book.queue[k]}     # workers with a queue to start
+        pend = view.pending_tasks()
+        if not dirty and not len(pend):
+            return actions
+        free = view.free()
         for k in sorted(dirty):
             self._drain(k, now, free, actions)
-        pend = view.pending_tasks()
         if not len(pend):
             return actions
         batches: dict[int, list[int]] = {}

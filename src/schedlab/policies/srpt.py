@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
-from schedlab.policies._drs.common import fits
+from schedlab.policies._drs.common import fits_one
 from schedlab.policies.base import Enqueue
 from schedlab.policies.registry import register
 
@@ -74,7 +74,7 @@ class SrptPolicy(QueuePolicy):
             if not b.queue[k]:
                 continue
             t, _ = min(b.queue[k], key=lambda e: self._svc(e[0], k))
-            if fits(free[k:k + 1], w.request[t])[0]:
+            if fits_one(free[k], w.request[t]):
                 continue
             mine = self._svc(t, k)
             runs = [(e, u) for u, es in b.running[k].items() for e in es if e - now > mine]
@@ -84,7 +84,7 @@ class SrptPolicy(QueuePolicy):
             for e, u in runs:
                 victims.append((e, u))
                 f = f + w.request[u]
-                if fits(f[None, :], w.request[t])[0]:
+                if fits_one(f, w.request[t]):
                     break
             else:
                 continue

@@ -5,8 +5,11 @@ W-DRS-1 and W-DRS-2 (spec 5.5), evaluates D1-D7 with the spec's accept ranges (s
 in range and direction in at least 4 of 5 seeds), and writes ``DIR/series.csv`` (every run),
 the series behind Figs. 3-6 (``fig3_cost.csv``, ``fig4_throughput.csv``,
 ``fig5_cost_ec2.csv``, ``fig6_throughput_ec2.csv``), the real-trace results
-(``traces.csv``: Alibaba 2018 DAGs and TPC-H Spark DAGs) and the ILP-versus-greedy gaps
-(``ilp_gap.csv``). ``quick=True`` shrinks every grid (for smoke tests).
+(``traces.csv``: Alibaba 2018 DAGs and TPC-H Spark DAGs), the ILP-versus-greedy gaps
+(``ilp_gap.csv``), DRS with the ILP inside the policy (``milp_policy.csv``) and a DRS-only
+submission-rate sweep that locates W-DRS-1's saturation (``rate_sweep.csv``, context for
+D4). ``quick=True`` shrinks every grid (for smoke tests). Runs go to ``SCHEDLAB_JOBS``
+processes (default 2).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.metrics.drs_metrics import drs_summary
+from schedlab.metrics.drs_metrics import drs_summary, offered_load
 from schedlab.reproduce.common import Check, ReproductionResult, direction_holds, seed_list
 
 __all__ = ["reproduce", "run_one", "cost_grid", "throughput_grid", "check_d1", "check_d2",
@@ -26,6 +29,8 @@ __all__ = ["reproduce", "run_one", "cost_grid", "throughput_grid", "check_d1", "
            "BASELINES", "POLICIES"]
 
 BASELINES = ("natjam", "clr", "srpt", "snb")
+#: submission rates (jobs/s) of the DRS-only saturation sweep reported with D4
+SWEEP_RATES = (5.0, 50.0, 100.0, 200.0, 400.0)
 POLICIES = ("drs",) + BASELINES
 _ENGINE = {"record_levels": False}
 _cache: dict[tuple, dict[str, Any]] = {}
@@ -37,6 +42,15 @@ def _workload(a: int, m: int, rate: float, seed: int, sizes: str):
     key = ("w", a, m, rate, seed, sizes)
     if key not in _cache:
         _cache[key] = Workload.from_frame(drs_jobs(a, m, rate=rate, seed=seed, sizes=sizes))
+    return _cache[key]
+
+
+def _pairs(a: int, m: int, rate: float, seed: int, sizes: str):
+    """Independent sibling pairs of a workload (shared by every policy run on it)."""
+    from schedlab.policies._drs.dag import independent_pairs
+    key = ("p", a, m, rate, seed, sizes)
+    if key not in _cache:
+        _cache[key] = independent_pairs(_workload(a, m, rate, seed, sizes))
     return _cache[key]
 
 
@@ -64,13 +78,15 @@ def run_one(policy: str, *, cluster: str = "w1", a: int, m: int, rate: float, se
     if key in _cache:
         return _cache[key]
     pol = make_policy(policy, {**_params(policy, cluster), **(extra or {})})
-    t0 = time.perf_counter()
-    res = schedlab.simulate(_workload(a, m, rate, seed, sizes), _cluster(cluster, seed), pol,
-                            seed=seed, config=_ENGINE)
+    w = _workload(a, m, rate, seed, sizes)
+    spec = _cluster(cluster, seed)
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = schedlab.simulate(w, spec, pol, seed=seed, config=_ENGINE)
     row = {"policy": policy, "cluster": cluster, "a": a, "m": m, "rate": rate, "seed": seed,
-           "sizes": sizes, **drs_summary(res, policy=pol),
+           "sizes": sizes, **drs_summary(res, policy=pol, pairs=_pairs(a, m, rate, seed, sizes)),
+           "offered_load": offered_load(w, spec),
            "unfinished_jobs": int(np.isnan(res.jobs["end_time"].to_numpy(float)).sum()),
-           "wall_seconds": time.perf_counter() - t0}
+           "wall_seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
     _cache[key] = row
     return row
 
@@ -90,26 +106,37 @@ def throughput_grid(seeds: list[int], *, rates=(5.0, 50.0), a_values=(50, 200), 
     return pd.DataFrame(rows)
 
 
-def _run_config(cfg: tuple) -> tuple[tuple, dict[str, Any]]:
-    policy, cluster, a, m, rate, seed, sizes = cfg
-    return cfg, run_one(policy, cluster=cluster, a=a, m=m, rate=rate, seed=seed, sizes=sizes)
+def _run_group(cfgs: list[tuple]) -> list[tuple[tuple, dict[str, Any]]]:
+    out = [(cfg, run_one(cfg[0], cluster=cfg[1], a=cfg[2], m=cfg[3], rate=cfg[4], seed=cfg[5],
+                         sizes=cfg[6])) for cfg in cfgs]
+    # a worker process keeps one workload at a time
+    for k in [k for k in _cache if k[0] in ("w", "p")]:
+        del _cache[k]
+    return out
 
 
 def prefetch(configs: list[tuple], *, jobs: int = 1) -> None:
     """Run many (policy, cluster, a, m, rate, seed, sizes) configurations, in ``jobs``
-    processes, and keep their rows in the cache that the grid functions read."""
+    processes, and keep their rows in the cache that the grid functions read.
+
+    Configurations that share a workload run together (it is built once), largest first so
+    that the pool's tail is short.
+    """
     todo = [c for c in dict.fromkeys(configs) if c + ((),) not in _cache]
-    # largest first, so that the pool's tail is short
-    todo.sort(key=lambda c: -c[2] * c[3])
-    if jobs <= 1 or len(todo) < 2:
-        for c in todo:
-            _run_config(c)
+    groups: dict[tuple, list[tuple]] = {}
+    for c in todo:
+        groups.setdefault(c[2:], []).append(c)
+    units = sorted(groups.values(), key=lambda g: -g[0][2] * g[0][3] * len(g))
+    if jobs <= 1 or len(units) < 2:
+        for g in units:
+            _run_group(g)
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as ex:
-        for cfg, row in ex.map(_run_config, todo, chunksize=1):
-            _cache[cfg + ((),)] = row
+        for rows in ex.map(_run_group, units, chunksize=1):
+            for cfg, row in rows:
+                _cache[cfg + ((),)] = row
 
 
 def _default_jobs() -> int:
@@ -184,7 +211,7 @@ def check_d3(thr: pd.DataFrame) -> Check:
                  f"DRS first & SNB last: {ok_rates}; SRPT below CLR and Natjam: {srpt_ok}")
 
 
-def check_d4(thr: pd.DataFrame) -> Check:
+def check_d4(thr: pd.DataFrame, sweep: pd.DataFrame | None = None) -> Check:
     d = thr[thr.policy == "drs"]
     lo, hi = d.rate.min(), d.rate.max()
     a = d[d.rate == hi].set_index(["a", "seed"])["throughput"]
@@ -193,11 +220,19 @@ def check_d4(thr: pd.DataFrame) -> Check:
     mean = float(ratio.mean())
     per_seed = ((ratio >= 1.0) & (ratio <= 1.5)).tolist()
     passed = 1.0 <= mean <= 1.5 and direction_holds(per_seed)
+    note = ("deadline-met jobs per second of run; it follows the submission rate while "
+            "the cluster is not saturated")
+    if "offered_load" in d:
+        load = d.groupby("rate")["offered_load"].mean()
+        note += (f" (offered processor load {load.loc[lo]:.0%} at {lo:g}/s, "
+                 f"{load.loc[hi]:.0%} at {hi:g}/s)")
+    if sweep is not None and len(sweep):
+        sw = sweep.groupby("rate")[["throughput", "offered_load"]].mean()
+        note += "; DRS rate sweep (a=200, m=15): " + ", ".join(
+            f"{r:g}/s -> {v.throughput:.1f} (load {v.offered_load:.0%})" for r, v in sw.iterrows())
     return Check("D4", "A higher submission rate raises throughput slightly",
                  "slight increase", f"DRS throughput {hi:g}/s over {lo:g}/s = {mean:.2f}",
-                 "ratio in [1.0, 1.5]", passed, "W-DRS-1",
-                 "deadline-met jobs per second of run; it follows the submission rate while "
-                 "the cluster is not saturated")
+                 "ratio in [1.0, 1.5]", passed, "W-DRS-1", note)
 
 
 def check_d5(w1: pd.DataFrame, w2: pd.DataFrame) -> Check:
@@ -314,6 +349,26 @@ def trace_table(seed: int, *, quick: bool) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- main
+def _print_tables(tables: dict[str, pd.DataFrame], notes: list[str], out: Path) -> None:
+    """Print the series behind Figs. 3-6, the rate sweep and the trace results."""
+    wide = {"fig3_cost": ("mean", ["m", "a"]), "fig5_cost_ec2": ("mean", ["cluster", "m", "a"]),
+            "fig4_throughput": ("throughput", ["rate", "a", "m"]),
+            "fig6_throughput_ec2": ("throughput", ["rate", "a", "m"])}
+    for name, (col, idx) in wide.items():
+        t = tables[name].pivot_table(index=idx, columns="policy", values=col)
+        print(f"\n{name}.csv ({col}, by policy)")
+        print(t.round(2).to_string())
+    print("\nrate_sweep.csv (DRS on W-DRS-1)")
+    print(tables["rate_sweep"].round(3).to_string(index=False))
+    tr = tables["traces"][["trace", "policy", "jobs", "cost", "throughput",
+                           "deadline_met_share", "mean_response"]]
+    print("\ntraces.csv (seed 0, W-DRS-1 cluster)")
+    print(tr.round(3).to_string(index=False))
+    for n in notes:
+        print("note:", n)
+    print(f"tables written to {out}")
+
+
 def reproduce(*, seeds: int = 5, out: str | Path = "results/drs",
               quick: bool = False) -> ReproductionResult:
     t0 = time.perf_counter()
@@ -331,7 +386,11 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/drs",
     cfgs += [(p, cl, a, m, 50.0, s, "lognormal") for cl, m in (("w2-20", 15), ("w2-30", 20))
              for a in a_thr for p in ("drs", "natjam", "clr") for s in ss]
     cfgs += [("drs", "w1", 200, 15, 150.0, s, "bimodal") for s in ss]
-    prefetch(cfgs, jobs=jobs)
+    sweep_cfgs = [("drs", "w1", 200, 15, r, s, "lognormal") for r in SWEEP_RATES
+                  for s in ss[:2]]
+    prefetch(cfgs + sweep_cfgs, jobs=jobs)
+    sweep = pd.DataFrame([run_one(c[0], cluster=c[1], a=c[2], m=c[3], rate=c[4], seed=c[5])
+                          for c in sweep_cfgs])
     cost = cost_grid(ss, a_values=a_cost)
     thr = throughput_grid(ss, a_values=a_thr)
     ec2_cost = pd.concat([cost_grid(ss, a_values=a_thr, m_values=(15,), cluster="w2-20"),
@@ -340,12 +399,12 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/drs",
     d6_rate = 150.0
     d6 = pd.DataFrame([run_one("drs", a=200, m=15, rate=d6_rate, seed=s, sizes="bimodal")
                        for s in ss])
-    checks = [check_d1(cost), check_d2(cost), check_d3(thr), check_d4(thr),
+    checks = [check_d1(cost), check_d2(cost), check_d3(thr), check_d4(thr, sweep),
               check_d5(thr, ec2_thr), check_d6(d6), check_d7(thr)]
     ilp = ilp_gap_table(4 if quick else 10)
     milp = pd.DataFrame([_milp_policy_run(s) for s in ss[:1 if quick else 2]])
     traces = trace_table(0, quick=quick)
-    series = pd.concat([cost, thr, ec2_cost, ec2_thr, d6]).drop_duplicates(
+    series = pd.concat([cost, thr, ec2_cost, ec2_thr, d6, sweep]).drop_duplicates(
         ["policy", "cluster", "a", "m", "rate", "seed", "sizes"])
     tables = {
         "series": series,
@@ -358,6 +417,10 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/drs",
         "fig6_throughput_ec2": ec2_thr.groupby(["rate", "a", "m", "policy"]).agg(
             throughput=("throughput", "mean"),
             tasks_per_ms=("task_throughput_per_ms", "mean")).reset_index(),
+        "rate_sweep": sweep.groupby(["rate", "a", "m", "policy"]).agg(
+            throughput=("throughput", "mean"), met_share=("deadline_met_share", "mean"),
+            offered_load=("offered_load", "mean"),
+            mean_response=("mean_response", "mean")).reset_index(),
         "traces": traces, "ilp_gap": ilp, "milp_policy": milp,
     }
     for name, df in tables.items():
@@ -374,6 +437,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/drs",
     notes.append(f"wall time {wall:.0f} s with {jobs} process(es) "
                  f"(set SCHEDLAB_JOBS to change)")
     (out / "notes.txt").write_text("\n".join(notes) + "\n")
+    _print_tables(tables, notes, out)
     _cache.clear()
     return ReproductionResult(paper="drs", checks=checks, tables=tables, notes=notes,
                               wall_seconds=wall)

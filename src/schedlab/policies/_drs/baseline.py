@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.cluster.spec import R_SLOTS
-from schedlab.policies._drs.common import COLS, Book, fits
+from schedlab.policies._drs.common import COLS, Book, fits_one
 from schedlab.policies.base import Dequeue, Enqueue, Place, Policy, PolicyParams, Preempt
 
 __all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy"]
@@ -82,6 +82,10 @@ class BaselinePolicy(Policy):
 class QueuePolicy(BaselinePolicy):
     """Per-worker queues (SRPT, SNB): pick a worker per ready task, workers order their queue."""
 
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self._eligible_cache: dict[int, np.ndarray] = {}
+
     def _pick(self, t: int, free: np.ndarray, now: float) -> int:
         raise NotImplementedError
 
@@ -94,8 +98,9 @@ class QueuePolicy(BaselinePolicy):
         q = self.book.queue[k]
         if not q:
             return
+        fk = free[k]
         for t, at in sorted(q, key=lambda e: self._key(e[0], k, view.now)):
-            if fits(free[k:k + 1], w.request[t])[0]:
+            if fits_one(fk, w.request[t]):
                 q.remove((t, at))
                 self.book.queued_count[k] -= 1
                 self.book.queued_service[k] -= self._svc(t, k)
@@ -127,8 +132,14 @@ class QueuePolicy(BaselinePolicy):
         self._enqueue(t, k2, now, actions)
 
     def _eligible(self, t: int) -> np.ndarray:
-        cap = self.cluster.capacity
-        return np.flatnonzero((cap[:, COLS] + 1e-9 >= self.workload.request[t, COLS]).all(axis=1))
+        """Workers that can ever hold ``t`` (static, cached per task)."""
+        ks = self._eligible_cache.get(t)
+        if ks is None:
+            cap = self.cluster.capacity
+            ks = np.flatnonzero((cap[:, COLS] + 1e-9 >= self.workload.request[t, COLS])
+                                .all(axis=1))
+            self._eligible_cache[t] = ks
+        return ks
 
     def _extra(self, view, free, actions, dirty, groups) -> None:
         """Hook run before the queues (preemption, migration)."""
@@ -136,10 +147,13 @@ class QueuePolicy(BaselinePolicy):
     def decide(self, view):
         now = view.now
         actions: list = []
+        dirty = {k for k in self._completions(view) if self.book.queue[k]}
+        pend = view.pending_tasks()
+        if not dirty and not len(pend) and not view.trigger.timers:
+            return actions          # nothing to start, place or migrate
         free = view.free()
-        dirty = self._completions(view)
         groups = None
-        for t in view.pending_tasks():
+        for t in pend:
             t = int(t)
             for _ in range(int(view.pending[t])):
                 k = self._pick(t, free, now)

@@ -12,7 +12,7 @@ import numpy as np
 
 from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 
-__all__ = ["COLS", "fits", "fits_one", "least_loaded", "Book"]
+__all__ = ["COLS", "fits", "fits_one", "dominates_any", "least_loaded", "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
 COLS = np.array([R_CPU, R_MEM, R_SLOTS])
@@ -30,15 +30,27 @@ def fits_one(free_row: np.ndarray, req: np.ndarray) -> bool:
             and free_row[R_SLOTS] + _EPS >= req[R_SLOTS])
 
 
+def dominates_any(req: np.ndarray, failed: list[np.ndarray]) -> bool:
+    """Whether ``req`` needs at least as much cpu, mem and processors as a request in
+    ``failed`` (one that fits no worker): then it fits no worker either."""
+    c, m, s = req[R_CPU], req[R_MEM], req[R_SLOTS]
+    return any(c >= f[R_CPU] and m >= f[R_MEM] and s >= f[R_SLOTS] for f in failed)
+
+
 def least_loaded(free: np.ndarray, capacity: np.ndarray, req: np.ndarray) -> int:
-    """The feasible machine with the lowest allocated share (mean over cpu and mem); -1 if none."""
-    ok = fits(free, req)
+    """The feasible machine with the lowest allocated share (mean over cpu and mem); -1 if none.
+
+    Column views instead of fancy indexing (this is the baselines' hot path); the share is
+    computed exactly as ``(1 - free/cap).mean(axis=1)`` so that ties break the same way.
+    """
+    fc, fm = free[:, R_CPU], free[:, R_MEM]
+    ok = ((fc + _EPS >= req[R_CPU]) & (fm + _EPS >= req[R_MEM])
+          & (free[:, R_SLOTS] + _EPS >= req[R_SLOTS]))
     if not ok.any():
         return -1
-    cap = capacity[:, [R_CPU, R_MEM]]
-    share = 1.0 - free[:, [R_CPU, R_MEM]] / cap
-    score = np.where(ok, share.mean(axis=1), np.inf)
-    return int(np.argmin(score))
+    share = ((1.0 - fc / capacity[:, R_CPU]) + (1.0 - fm / capacity[:, R_MEM])) / 2.0
+    share[~ok] = np.inf
+    return int(np.argmin(share))
 
 
 class Book:
