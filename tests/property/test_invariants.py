@@ -67,3 +67,44 @@ def test_fifo_is_work_conserving(wl, cl):
         # FIFO may legitimately give that room to an earlier-ready task at the same instant
         earlier = att[(att.alloc_time == ready) & (att.task != t)]
         assert not fits.any() or len(earlier), f"task {t} waited while a machine had room"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wl=workloads(), cl=clusters())
+def test_fifo_incremental_matches_full_recheck(wl, cl):
+    """Skipping tasks known to fit nowhere (only freed machines re-checked) changes nothing."""
+    if not _fits(wl, cl):
+        return
+    fast = schedlab.simulate(wl, cl, "fifo")
+    full = schedlab.simulate(wl, cl, "fifo", params={"incremental": False})
+    pd.testing.assert_frame_equal(fast.tasks, full.tasks)
+
+
+def test_fifo_incremental_matches_with_failures_and_large_cluster():
+    """Same on a cluster large enough for the block index, with machines failing."""
+    import numpy as np
+    from schedlab.cluster.spec import homogeneous_cluster
+    from schedlab.engine.simulation import Simulation
+    from schedlab.policies.registry import make_policy
+    from schedlab.workload.job import Workload
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    df = pd.DataFrame({"job_id": rng.integers(0, 300, n).astype(str), "task_id": np.arange(n).astype(str),
+                       "submit_time": np.sort(rng.uniform(0, 200, n)).round(1),
+                       "duration": rng.exponential(120, n).round(2) + 0.1,
+                       "cpu": rng.choice([0.5, 1, 2], n), "mem": rng.uniform(0.05, 0.6, n).round(3),
+                       "instances": rng.integers(1, 6, n)})
+    w = Workload.from_frame(df)
+    c = homogeneous_cluster(1100, cpu=2, mem=1.0)      # saturated: tasks wait
+    out = []
+    for inc in (True, False):
+        sim = Simulation(w, c, make_policy("fifo", {"incremental": inc}), seed=0)
+        for m in (3, 700, 1099):
+            sim.fail_machine(m, at=50.0 + m / 100)
+        sim.run_until_drained()
+        assert sim.counters["failures"] > 0
+        att = pd.DataFrame(sim.rec)
+        assert (att[5] - sim.ready_time[att[0].to_numpy()] > 1.0).mean() > 0.2   # many waited
+        out.append(pd.DataFrame(sorted(sim.rec, key=lambda r: r[:4] + r[6:7])))
+    pd.testing.assert_frame_equal(out[0], out[1])

@@ -78,6 +78,7 @@ class ClusterView:
         self.completed = _ro(s.completed)
         self.ended = _ro(s.ended)
         self.ready_time = _ro(s.ready_time)
+        self.ready_rank = _ro(s.ready_rank)      # FIFO position: order of becoming ready
         self.first_start = _ro(s.first_start)
         self._job_allocated = _ro(s.job_alloc)
         self._queue_allocated = _ro(s.queue_alloc)
@@ -134,13 +135,23 @@ class ClusterView:
         return self._sim._heartbeat_machine
 
     # -- derived arrays ------------------------------------------------------
-    def free(self) -> np.ndarray:
+    def free(self, machines: np.ndarray | None = None) -> np.ndarray:
         """Capacity left for regular placements. A new array.
 
         Dead machines have none; in heartbeat mode only the heartbeating node shows free
         capacity, so any policy behaves like YARN's node-heartbeat-driven scheduler.
+        With ``machines`` (indices), only those rows, in that order.
         """
         s = self._sim
+        if machines is not None:
+            m = np.asarray(machines, dtype=np.int64)
+            f = s.capacity[m] - s.allocated[m] - s.reserved[m]
+            f[:, -1] = s.capacity[m, -1] - (s.allocated[m, -1] + s.opp_allocated[m, -1])
+            f[~s.alive[m]] = 0.0
+            hb = s._heartbeat_machine
+            if hb is not None:
+                f[m != hb] = 0.0
+            return f
         f = s.capacity - s.allocated - s.reserved
         slots = s.allocated[:, -1] + s.opp_allocated[:, -1]
         f[:, -1] = s.capacity[:, -1] - slots

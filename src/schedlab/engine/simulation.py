@@ -138,6 +138,7 @@ class Simulation:
         self.first_start = np.full(T, np.nan)
         self.end_time = np.full(T, np.nan)
         self.ready_order = np.zeros(max(T, 1), dtype=np.int64)
+        self.ready_rank = np.full(T, -1, dtype=np.int64)       # position in ready_order
         self.n_ready = 0
         self._ready_head = 0
         n_inst = workload.n_instances
@@ -399,6 +400,7 @@ class Simulation:
         self._pending_total += n
         self.ready_time[t] = self.now
         self.ready_order[self.n_ready] = t
+        self.ready_rank[t] = self.n_ready
         self.n_ready += 1
         self._trigger.arrivals.append(t)
 
@@ -428,6 +430,7 @@ class Simulation:
             if not self.alive[m]:
                 self.alive[m] = True
                 self._alive_since[m] = self.now
+                self._trigger.freed.add(m)
                 self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
         else:
             if not self.alive[m]:
@@ -675,6 +678,7 @@ class Simulation:
         t = int(G.task[gid])
         m = int(G.machine[gid])
         c = int(G.cls[gid])
+        self._trigger.freed.add(m)
         self._add_alloc(m, t, -count, bool(c))
         if G.state[gid] == RUNNING:
             self._add_usage(m, c, t, -count)
@@ -842,6 +846,8 @@ class Simulation:
 
     def _reject(self, action: Any, status: Status, why: str) -> None:
         self.counters["actions_rejected"] += 1
+        if type(action) is Place and 0 <= action.machine < self._n_machines:
+            self._trigger.freed.add(action.machine)     # the policy's picture of it was wrong
         kind = type(action).__name__
         self.rejection_counts[f"{kind}:{status.value}"] = self.rejection_counts.get(
             f"{kind}:{status.value}", 0) + 1
@@ -1055,6 +1061,7 @@ class Simulation:
     def _unreserve(self, m: int, job: int) -> None:
         amount = self.reservations.pop((m, job))
         self.reserved[m] -= amount
+        self._trigger.freed.add(m)
 
     # ------------------------------------------------------------ monitors
     def _record_level(self) -> None:

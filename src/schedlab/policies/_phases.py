@@ -15,11 +15,58 @@ import numpy as np
 
 from schedlab.policies.base import Place
 
-__all__ = ["fit_counts", "spread", "candidate_mask", "active_columns", "greedy_place",
-           "machine_order"]
+__all__ = ["fit_counts", "fits_any", "spread", "candidate_mask", "active_columns",
+           "greedy_place", "machine_order"]
 
 _EPS = 1e-9
 _FRONTIER_MIN = 4
+_REFILTER_WINDOW = 2048
+_CHUNK = 256            # machines per block of the first-fit index on large clusters
+_CHUNKED_MIN = 4 * _CHUNK
+
+
+class _BlockIndex:
+    """Per-block maxima of free space, so first-fit on a large cluster skips full blocks.
+
+    A task can fit in a block only if each requested resource fits under the block's
+    maximum (optimistic); exact counts are then computed block by block, in machine
+    order, until the task's instances are covered. Placing updates one block.
+    """
+
+    __slots__ = ("free_eps", "bmax", "M")
+
+    def __init__(self, free_eps: np.ndarray) -> None:
+        self.free_eps = free_eps
+        self.M, k = free_eps.shape
+        nb = -(-self.M // _CHUNK)
+        pad = np.full((nb * _CHUNK - self.M, k), -np.inf)
+        self.bmax = np.concatenate([free_eps, pad]).reshape(nb, _CHUNK, k).max(axis=1)
+
+    def first_fit(self, req: np.ndarray, n: int) -> list[tuple[int, int]]:
+        blocks = np.flatnonzero(((req <= self.bmax) | (req <= 0)).all(axis=1))
+        pos = req > 0
+        chosen: list[tuple[int, int]] = []
+        left = n
+        for b in blocks:
+            lo = int(b) * _CHUNK
+            sub = self.free_eps[lo:lo + _CHUNK]
+            if pos.all():
+                counts = np.floor((sub / req).min(axis=1))
+            elif pos.any():
+                counts = np.floor((sub[:, pos] / req[pos]).min(axis=1))
+            else:
+                counts = np.full(len(sub), float(left))
+            for i in np.flatnonzero(counts >= 1):
+                k = int(min(counts[i], left))
+                chosen.append((lo + int(i), k))
+                left -= k
+                if not left:
+                    return chosen
+        return chosen
+
+    def touched(self, m: int) -> None:
+        lo = (m // _CHUNK) * _CHUNK
+        self.bmax[m // _CHUNK] = self.free_eps[lo:lo + _CHUNK].max(axis=0)
 
 
 def fit_counts(free: np.ndarray, req: np.ndarray) -> np.ndarray:
@@ -28,7 +75,8 @@ def fit_counts(free: np.ndarray, req: np.ndarray) -> np.ndarray:
     if not pos.any():
         return np.full(free.shape[0], np.iinfo(np.int64).max // 4, dtype=np.int64)
     per = np.floor((free[:, pos] + _EPS) / req[pos]).min(axis=1)
-    return np.maximum(per, 0).astype(np.int64)
+    # unbounded columns (infinite capacity) give inf: clip before the integer cast
+    return np.clip(per, 0, np.iinfo(np.int64).max // 4).astype(np.int64)
 
 
 def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[tuple[int, int]]:
@@ -110,6 +158,22 @@ def candidate_mask(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
     return Frontier(free).mask(req_rows)
 
 
+def fits_any(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """For each request row, whether one instance fits on some row of ``free`` (exact).
+
+    Meant for a few machines (``free`` small), e.g. the ones freed since a decision.
+    """
+    out = np.zeros(len(req_rows), dtype=bool)
+    if not len(free) or not len(req_rows):
+        return out
+    free_eps = free[None, :, :] + _EPS
+    step = max(1, 2 ** 18 // max(free.size, 1))             # bounded temporaries
+    for lo in range(0, len(req_rows), step):
+        r = req_rows[lo:lo + step, None, :]
+        out[lo:lo + step] = ((r <= free_eps) | (r <= 0)).all(axis=2).any(axis=1)
+    return out
+
+
 def active_columns(capacity: np.ndarray) -> np.ndarray:
     """Resource columns that constrain placement (finite capacity on some machine)."""
     return np.flatnonzero(np.isfinite(capacity).any(axis=0))
@@ -153,7 +217,11 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
     free_eps = free + _EPS                      # kept in step with ``free``
     req_rows = request[order][:, cols]          # row i is the request of order[i]
     all_pos = (req_rows > 0).all(axis=1)        # fast fit test where every column is requested
+    blocks = (_BlockIndex(free_eps) if pick_machines is None and not gang
+              and free.shape[0] >= _CHUNKED_MIN else None)
     # with few pending tasks, fit_counts alone is cheaper than sorting the machines
+    # the "fits somewhere" pre-filter (exact on two resources), when there are enough
+    # tasks to make sorting the machines pay
     frontier = Frontier(free) if len(order) > _FRONTIER_MIN else None
     cand = (np.flatnonzero(frontier.mask(req_rows)) if frontier is not None
             else np.arange(len(order)))
@@ -161,6 +229,8 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         return actions
     pos = 0
     prev = -1
+    stale_frontier = False          # free shrank on a frontier machine since the last filter
+    clean = len(cand)               # cand[pos:pos + clean] passed the current frontier
     while pos < len(cand):
         j = int(cand[pos])
         if strict and j != prev + 1:
@@ -169,33 +239,47 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         t = int(order[j])
         req = req_rows[j]
         n = int(pending[t])
-        if all_pos[j]:
-            counts = np.floor((free_eps / req).min(axis=1))
-            counts[counts < 0] = 0
+        if blocks is not None:
+            chosen = blocks.first_fit(req, n)
         else:
-            counts = fit_counts(free, req)
-        if gang and counts.sum() < n:
-            chosen = []
-        else:
-            chosen = pick_machines(t, counts, n) if pick_machines else spread(counts, n)
+            if all_pos[j]:
+                counts = np.floor((free_eps / req).min(axis=1))
+                counts[counts < 0] = 0
+            else:
+                counts = fit_counts(free, req)
+            if gang and counts.sum() < n:
+                chosen = []
+            else:
+                chosen = pick_machines(t, counts, n) if pick_machines else spread(counts, n)
         placed = 0
         for m, k in chosen:
             actions.append(Place(t, m, k, reason=reason))
             row = free[m]
             row -= req * k
             free_eps[m] = row + _EPS
+            if blocks is not None:
+                blocks.touched(m)
             if pick_machines is not None:
                 free_full[m, cols] = row     # custom pickers may read the full array
             placed += k
         if strict and placed < n:
             break
         pos += 1
-        if (placed and pos < len(cand) and frontier is not None
-                and frontier.changed_by([m for m, _ in chosen])):
-            # free only shrank: re-filter the remaining candidates against the new frontier
-            frontier.update()
-            rest = cand[pos:]
-            cand = rest[frontier.mask(req_rows[rest])]
+        clean -= 1
+        if frontier is None or pos >= len(cand):
+            continue
+        if placed:
+            stale_frontier = stale_frontier or frontier.changed_by([m for m, _ in chosen])
+        elif stale_frontier or clean <= 0:
+            # a wasted fit test: refresh the filter if free has shrunk since it ran, and
+            # re-filter the next candidates (a window, so a long queue costs O(window))
+            if stale_frontier:
+                frontier.update()
+                stale_frontier = False
+            head = cand[pos:pos + _REFILTER_WINDOW]
+            keep = head[frontier.mask(req_rows[head])]
+            cand = np.concatenate([keep, cand[pos + _REFILTER_WINDOW:]])
+            clean = len(keep)
             pos = 0
     if pick_machines is None and actions:
         free_full[:, cols] = free

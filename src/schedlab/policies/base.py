@@ -145,6 +145,9 @@ class Trigger:
     heartbeat: int | None = None                           # machine heartbeating (heartbeat mode)
     machines_changed: list[int] = field(default_factory=list)
     memory_pressure: list[int] = field(default_factory=list)
+    #: machines whose free capacity may have grown since the previous decision (releases,
+    #: additions, ended reservations, rejected placements); not a reason to decide by itself
+    freed: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return bool(self.arrivals or self.completions or self.timers or self.machines_changed
