@@ -75,7 +75,7 @@ def test_fifo_incremental_matches_full_recheck(wl, cl):
     """Skipping tasks known to fit nowhere (only freed machines re-checked) changes nothing."""
     if not _fits(wl, cl):
         return
-    fast = schedlab.simulate(wl, cl, "fifo")
+    fast = schedlab.simulate(wl, cl, "fifo", params={"incremental": True})
     full = schedlab.simulate(wl, cl, "fifo", params={"incremental": False})
     pd.testing.assert_frame_equal(fast.tasks, full.tasks)
 

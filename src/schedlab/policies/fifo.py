@@ -31,7 +31,8 @@ class FifoPolicy(Policy):
         only against the machines freed since (``view.trigger.freed``). A decision with
         no freed machine looks at the new tasks only, and one with freed machines costs
         O(P · freed) for the filter: a large, saturated cluster stays fast.
-        ``incremental=False`` re-checks every pending task (same schedule, for testing).
+        It is on by default from 500 machines (below, its bookkeeping costs more than it
+        saves); ``incremental=False`` re-checks every pending task (same schedule).
     Reference
         Apache Hadoop YARN FifoScheduler.
     """
@@ -43,12 +44,14 @@ class FifoPolicy(Policy):
         strict: bool = False
         gang: bool = False
         placement: Literal["first-fit", "best-fit", "worst-fit", "random"] = "first-fit"
-        #: skip tasks known to fit nowhere (exact; False re-checks every pending task)
-        incremental: bool = True
+        #: skip tasks known to fit nowhere (exact). None: on for clusters of at least
+        #: 500 machines, where it pays; False re-checks every pending task every time
+        incremental: bool | None = None
 
     def decide(self, view):
         p = self.params
-        if (p.incremental and p.placement == "first-fit" and not p.strict and not p.gang
+        inc = p.incremental if p.incremental is not None else view.cluster.n_machines >= 500
+        if (inc and p.placement == "first-fit" and not p.strict and not p.gang
                 and view.heartbeat_machine is None):
             return self._decide_incremental(view)
         order = view.pending_tasks()
