@@ -166,6 +166,8 @@ def fits_any(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
     out = np.zeros(len(req_rows), dtype=bool)
     if not len(free) or not len(req_rows):
         return out
+    cols = active_columns(free)                  # unbounded columns constrain nothing
+    free, req_rows = free[:, cols], req_rows[:, cols]
     free_eps = free[None, :, :] + _EPS
     step = max(1, 2 ** 18 // max(free.size, 1))             # bounded temporaries
     for lo in range(0, len(req_rows), step):
