@@ -49,6 +49,7 @@ FINAL_NAMES = ("unfinished", "completed", "dropped", "failed")
 FIN_NONE, FIN_COMPLETED, FIN_DROPPED, FIN_FAILED = range(4)
 
 _EPS = 1e-9
+_PRIO_COMPLETE = ev._PRIORITY[ev.COMPLETE]
 _MAX_REDECIDE = 4
 _NR = len(RESOURCES)
 _COMP = np.array(COMPRESSIBLE)
@@ -82,6 +83,8 @@ class Simulation:
         T, M = workload.n_tasks, cluster.n_machines
         self.now = 0.0
         self.events = ev.EventQueue()
+        self._ev_heap = self.events._heap        # completions are pushed inline (hot path)
+        self._ev_seq = self.events._seq
         # --- machines -------------------------------------------------------
         self.capacity = cluster.capacity.copy()
         self._cap_eps = self.capacity + _EPS
@@ -98,6 +101,8 @@ class Simulation:
         self._cu = [[[0.0] * _NR, [0.0] * _NR] for _ in range(M)]  # nominal usage by class
         self._cap_rows = self.capacity.tolist()
         self._tot_alloc = [0.0] * _NR
+        self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
+        self._tvec: dict[int, tuple] = {}
         self._tot_used = [0.0] * _NR
         self.reserved = np.zeros((M, _NR))
         self.reservations: dict[tuple[int, int], np.ndarray] = {}
@@ -510,46 +515,53 @@ class Simulation:
         if self.heaps[i + 1] or self._next_due[i + 1] != math.inf:
             self._schedule_due(i + 1)
 
+    def _task_vectors(self, t: int) -> tuple:
+        """(nonzero request pairs, nonzero usage pairs, job, queue) of task ``t``, cached
+        while it has instances placed (dropped when the task ends)."""
+        v = self._tvec.get(t)
+        if v is None:
+            w = self.w
+            req, use = w.request[t].tolist(), w.usage[t].tolist()
+            v = self._tvec[t] = ([(r, x) for r, x in enumerate(req) if x],
+                                 [(r, x) for r, x in enumerate(use) if x],
+                                 int(w.job[t]), int(w.queue[t]))
+        return v
+
     def _add_usage(self, m: int, c: int, t: int, k: float) -> None:
         """Add ``k`` instances' nominal usage of task ``t`` to class ``c`` on machine ``m``."""
-        u = self.w.usage[t].tolist()
+        pairs = self._task_vectors(t)[1]
         row = self._cu[m][c]
-        track = self._factor[2 * m] == 1.0 and self._factor[2 * m + 1] == 1.0
-        if track:
+        if self._factor[2 * m] == 1.0 and self._factor[2 * m + 1] == 1.0:
+            # uncontended: ``used`` follows the nominal usage (see _refresh)
             urow = self._used.row(m)
-            tu = self._tot_used if self.alive[m] else None
-        for r in range(_NR):
-            v = u[r]
-            if v:
+            tu = self._tot_used if self.alive[m] else self._tot_dead
+            for r, v in pairs:
                 v *= k
                 row[r] += v
-                if track:
-                    urow[r] += v
-                    if tu is not None:
-                        tu[r] += v
+                urow[r] += v
+                tu[r] += v
+        else:
+            for r, v in pairs:
+                row[r] += v * k
 
     def _add_alloc(self, m: int, t: int, k: float, opportunistic: bool) -> None:
         """Add ``k`` instances' request of task ``t`` to the allocation ledgers."""
-        req = self.w.request[t].tolist()
+        pairs, _, job, queue = self._task_vectors(t)
         if opportunistic:
             row = self._opp.row(m)
-            for r in range(_NR):
-                if req[r]:
-                    row[r] += req[r] * k
+            for r, v in pairs:
+                row[r] += v * k
             return
         row = self._alloc.row(m)
-        jrow = self._jobs.row(int(self.w.job[t]))
-        qrow = self._queues.row(int(self.w.queue[t]))
-        ta = self._tot_alloc if self.alive[m] else None
-        for r in range(_NR):
-            v = req[r]
-            if v:
-                v *= k
-                row[r] += v
-                jrow[r] += v
-                qrow[r] += v
-                if ta is not None:
-                    ta[r] += v
+        jrow = self._jobs.row(job)
+        qrow = self._queues.row(queue)
+        ta = self._tot_alloc if self.alive[m] else self._tot_dead
+        for r, v in pairs:
+            v *= k
+            row[r] += v
+            jrow[r] += v
+            qrow[r] += v
+            ta[r] += v
 
     def _factors(self, cap: Sequence[float], u0: Sequence[float],
                  u1: Sequence[float]) -> tuple[float, float]:
@@ -592,7 +604,8 @@ class Simulation:
             self._next_due[i] = due
             self._due_version[i] += 1
             if due < math.inf:
-                self.events.push(due, ev.COMPLETE, i, self._due_version[i])
+                heapq.heappush(self._ev_heap, (due, _PRIO_COMPLETE, next(self._ev_seq),
+                                               ev.COMPLETE, i, self._due_version[i]))
 
     def _on_complete(self, i: int, version: int) -> None:
         if version != self._due_version[i]:
@@ -704,6 +717,7 @@ class Simulation:
         self.ended[t] = done
         if done == self.w.instances[t]:
             self.end_time[t] = self.now
+            self._tvec.pop(t, None)
             w = self.w
             lo, hi = w.child_ptr[t], w.child_ptr[t + 1]
             if hi > lo:
@@ -881,7 +895,6 @@ class Simulation:
                                     > capr[R_SLOTS] + _EPS):
             return Status.UNSCHEDULABLE, f"machine {m} has no free slot"
         if not opp:
-            req = self.w.request[t].tolist()
             if self.reservations:
                 need = self.w.request[t] * n
                 own = self.reservations.get((m, int(self.w.job[t])))
@@ -891,8 +904,8 @@ class Simulation:
                 bad = bool((need > free + _EPS).any())
             else:
                 bad = False
-                for r in range(_NR):
-                    if arow[r] + req[r] * n > capr[r] + _EPS:
+                for r, v in self._task_vectors(t)[0]:
+                    if arow[r] + v * n > capr[r] + _EPS:
                         bad = True
                         break
             if bad:
