@@ -222,17 +222,16 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
     blocks = (_BlockIndex(free_eps) if pick_machines is None and not gang
               and free.shape[0] >= _CHUNKED_MIN else None)
     # with few pending tasks, fit_counts alone is cheaper than sorting the machines
-    # the "fits somewhere" pre-filter (exact on two resources), when there are enough
-    # tasks to make sorting the machines pay
-    frontier = Frontier(free) if len(order) > _FRONTIER_MIN else None
-    cand = (np.flatnonzero(frontier.mask(req_rows)) if frontier is not None
-            else np.arange(len(order)))
+    # the "fits somewhere" pre-filter (exact on two resources) is built at the first
+    # task that fits nowhere, when enough tasks are left to make sorting machines pay
+    frontier: Frontier | None = None
+    cand = np.arange(len(order))
     if strict and (not len(cand) or cand[0] != 0):
         return actions
     pos = 0
     prev = -1
     stale_frontier = False          # free shrank on a frontier machine since the last filter
-    clean = len(cand)               # cand[pos:pos + clean] passed the current frontier
+    clean = 0                       # cand[pos:pos + clean] passed the current frontier
     while pos < len(cand):
         j = int(cand[pos])
         if strict and j != prev + 1:
@@ -268,16 +267,23 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
             break
         pos += 1
         clean -= 1
-        if frontier is None or pos >= len(cand):
+        if pos >= len(cand):
             continue
         if placed:
-            stale_frontier = stale_frontier or frontier.changed_by([m for m, _ in chosen])
-        elif stale_frontier or clean <= 0:
-            # a wasted fit test: refresh the filter if free has shrunk since it ran, and
+            if frontier is not None:
+                stale_frontier = stale_frontier or frontier.changed_by([m for m, _ in chosen])
+        elif len(cand) - pos > _FRONTIER_MIN:
+            # a wasted fit test: (re)build the filter if free has shrunk since it ran, and
             # re-filter the next candidates (a window, so a long queue costs O(window))
-            if stale_frontier:
+            if frontier is None:
+                frontier = Frontier(free)
+                clean = 0
+            elif stale_frontier:
                 frontier.update()
-                stale_frontier = False
+                clean = 0
+            stale_frontier = False
+            if clean > 0:
+                continue
             head = cand[pos:pos + _REFILTER_WINDOW]
             keep = head[frontier.mask(req_rows[head])]
             cand = np.concatenate([keep, cand[pos + _REFILTER_WINDOW:]])
