@@ -152,10 +152,14 @@ class ClusterView:
             if hb is not None:
                 f[m != hb] = 0.0
             return f
-        f = s.capacity - s.allocated - s.reserved
-        slots = s.allocated[:, -1] + s.opp_allocated[:, -1]
-        f[:, -1] = s.capacity[:, -1] - slots
-        f[~s.alive] = 0.0
+        alloc = s.allocated
+        f = s.capacity - alloc
+        if s.reservations:
+            f -= s.reserved
+            f[:, -1] += s.reserved[:, -1]           # reservations hold no slot
+        f[:, -1] -= s.opp_allocated[:, -1]          # a slot is taken by any container
+        if s.n_dead:
+            f[~s.alive] = 0.0
         hb = s._heartbeat_machine
         if hb is not None:
             keep = f[hb].copy()

@@ -93,6 +93,7 @@ class Simulation:
         self._n_machines = M
         self.speed = cluster.speed.copy()
         self.alive = cluster.add_time <= 0.0
+        self.n_dead = int((~self.alive).sum())
         # allocation and usage live in Python rows (see engine.ledger); the numpy arrays
         # ``allocated``, ``used``, ... are published on read
         self._alloc = Ledger(M, _NR)
@@ -434,6 +435,7 @@ class Simulation:
         if kind == ev.MACHINE_ADD:
             if not self.alive[m]:
                 self.alive[m] = True
+                self.n_dead -= 1
                 self._alive_since[m] = self.now
                 self._trigger.freed.add(m)
                 self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
@@ -452,6 +454,7 @@ class Simulation:
             for (mm, j) in [k for k in self.reservations if k[0] == m]:
                 self._unreserve(mm, j)
             self.alive[m] = False
+            self.n_dead += 1
             self._alive_done[m] += self.now - self._alive_since[m]
             self._alive_since[m] = np.nan
             self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)

@@ -83,12 +83,13 @@ def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[
     """Take up to ``n`` instances from machines in ``order`` (default: index order)."""
     if order is not None:
         counts = counts[order]
-    nz = np.flatnonzero(counts)
+    nz = np.flatnonzero(counts >= 1)        # counts may be negative (over-full machines)
     if not len(nz):
         return []
     first = int(nz[0])
     if counts[first] >= n:                  # the common case: one machine holds them all
         return [(first if order is None else int(order[first]), int(n))]
+    counts = np.maximum(counts, 0)
     cum = np.cumsum(counts)
     if cum[-1] <= 0 if len(cum) else True:
         return []
@@ -244,8 +245,7 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
             chosen = blocks.first_fit(req, n)
         else:
             if all_pos[j]:
-                counts = np.floor((free_eps / req).min(axis=1))
-                counts[counts < 0] = 0
+                counts = np.floor((free_eps / req).min(axis=1))     # may be < 0: spread skips
             else:
                 counts = fit_counts(free, req)
             if gang and counts.sum() < n:
