@@ -255,13 +255,13 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         placed = 0
         for m, k in chosen:
             actions.append(Place(t, m, k, reason=reason))
-            row = free[m]
-            row -= req * k
-            free_eps[m] = row + _EPS
+            used = req * k
+            free[m] -= used
+            free_eps[m] -= used
             if blocks is not None:
                 blocks.touched(m)
             if pick_machines is not None:
-                free_full[m, cols] = row     # custom pickers may read the full array
+                free_full[m, cols] = free[m]     # custom pickers may read the full array
             placed += k
         if strict and placed < n:
             break
