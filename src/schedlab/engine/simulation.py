@@ -314,6 +314,10 @@ class Simulation:
         events = self.events
         heap = events._heap
         pop = heapq.heappop
+        COMPLETE = ev.COMPLETE
+        hb_mode = self.config.heartbeat_interval is not None
+        rec_levels = self.config.record_levels
+        progress = self._progress
         while heap:
             t = heap[0][0]
             if t > until:
@@ -326,7 +330,7 @@ class Simulation:
             trig = self._trigger
             while heap and heap[0][0] == t:
                 _, _, _, kind, a, b = pop(heap)
-                if kind == ev.COMPLETE:
+                if kind == COMPLETE:
                     self._on_complete(a, b)
                 elif kind == ev.ARRIVAL:
                     self._on_arrival(a)
@@ -340,23 +344,22 @@ class Simulation:
                     self._on_sample()
                 else:
                     self._on_machine_event(kind, a)
-            self._refresh_dirty()
-            if trig and (self.config.heartbeat_interval is None
-                         or trig.heartbeat is not None or trig.timers):
+            if self._dirty:
+                self._refresh_dirty()
+            if trig and (not hb_mode or trig.heartbeat is not None or trig.timers):
                 self._decide(trig)
                 # work freed by the decision itself (evictions, zero-length tasks) is offered
                 # again at the same instant, a bounded number of times
                 for _ in range(_MAX_REDECIDE):
                     trig = self._trigger
-                    if not (trig.completions or trig.arrivals) or \
-                            self.config.heartbeat_interval is not None:
+                    if not (trig.completions or trig.arrivals) or hb_mode:
                         break
                     self._decide(trig)
-            if self.config.record_levels:
+            if rec_levels:
                 self._record_level()
-            if self._progress is not None:
-                self._progress(t)
-            if self._is_stuck():
+            if progress is not None:
+                progress(t)
+            if self.groups.n_alive == 0 and self._is_stuck():
                 self._stuck = True
                 break
         self._publish()
@@ -657,7 +660,7 @@ class Simulation:
         if self.first_start[t] != self.first_start[t]:     # NaN: first start of this task
             self.first_start[t] = now
 
-    def _new_group(self, t: int, m: int, inst_lo: int, count: int, *, opportunistic: bool,
+    def _new_group(self, t: int, m: int, inst_lo: int, count: int, opportunistic: bool,
                    sticky: bool, resumable: bool, startup_delay: float, queue_time: float) -> int:
         G = self.groups
         gid = G.allocate()
@@ -936,8 +939,8 @@ class Simulation:
                 own -= used_res
                 self.reserved[m] -= used_res
         for lo, k, qt in runs:
-            self._new_group(t, m, lo, k, opportunistic=a.opportunistic, sticky=a.sticky,
-                            resumable=a.resumable, startup_delay=a.startup_delay, queue_time=qt)
+            self._new_group(t, m, lo, k, a.opportunistic, a.sticky, a.resumable,
+                            a.startup_delay, qt)
         return Status.OK, ""
 
     def _take_from_node_queue(self, t: int, m: int, n: int) -> list[tuple[int, int, float]] | None:
