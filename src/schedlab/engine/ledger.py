@@ -18,16 +18,27 @@ class Ledger:
 
     ``row(i)`` returns the editable list for row ``i`` and marks it changed; ``array()``
     writes the changed rows back and returns the array. With ``keep_rows=False`` the
-    lists are dropped after a sync (for tables with many rows, such as jobs).
+    lists are dropped after a sync (for tables with many rows, such as jobs). With
+    ``keep_rows=True`` every row's list exists from the start, so hot loops may index
+    ``rows[i]`` directly (and must then add ``i`` to ``dirty`` themselves).
     """
 
     __slots__ = ("_arr", "_rows", "_dirty", "_keep")
 
     def __init__(self, n: int, width: int, *, keep_rows: bool = True) -> None:
         self._arr = np.zeros((n, width))
-        self._rows: dict[int, list[float]] = {}
+        self._rows: dict[int, list[float]] = (
+            {i: [0.0] * width for i in range(n)} if keep_rows else {})
         self._dirty: set[int] = set()
         self._keep = keep_rows
+
+    @property
+    def rows(self) -> dict[int, list[float]]:
+        return self._rows
+
+    @property
+    def dirty(self) -> set[int]:
+        return self._dirty
 
     def row(self, i: int) -> list[float]:
         r = self._rows.get(i)

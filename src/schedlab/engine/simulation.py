@@ -51,6 +51,7 @@ FIN_NONE, FIN_COMPLETED, FIN_DROPPED, FIN_FAILED = range(4)
 _EPS = 1e-9
 _PRIO_COMPLETE = ev._PRIORITY[ev.COMPLETE]
 _MAX_REDECIDE = 4
+_OK = (Status.OK, "")
 _NR = len(RESOURCES)
 _COMP = np.array(COMPRESSIBLE)
 
@@ -85,6 +86,9 @@ class Simulation:
         self.events = ev.EventQueue()
         self._ev_heap = self.events._heap        # completions are pushed inline (hot path)
         self._ev_seq = self.events._seq
+        # Python mirrors of per-task constants read once per started group
+        self._inst_offset = workload.inst_offset.tolist()
+        self._duration = workload.duration.astype(float).tolist()
         # --- machines -------------------------------------------------------
         self.capacity = cluster.capacity.copy()
         self._cap_eps = self.capacity + _EPS
@@ -94,6 +98,7 @@ class Simulation:
         self.speed = cluster.speed.copy()
         self.alive = cluster.add_time <= 0.0
         self.n_dead = int((~self.alive).sum())
+        self._alive_rows = self.alive.tolist()         # Python mirror for the hot path
         # allocation and usage live in Python rows (see engine.ledger); the numpy arrays
         # ``allocated``, ``used``, ... are published on read
         self._alloc = Ledger(M, _NR)
@@ -101,6 +106,8 @@ class Simulation:
         self._used = Ledger(M, _NR)               # actual usage after contention
         self._cu = [[[0.0] * _NR, [0.0] * _NR] for _ in range(M)]  # nominal usage by class
         self._cap_rows = self.capacity.tolist()
+        self._alloc_rows, self._opp_rows = self._alloc.rows, self._opp.rows
+        self._used_rows = self._used.rows
         self._tot_alloc = [0.0] * _NR
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
@@ -156,6 +163,7 @@ class Simulation:
         self.job_tasks_left = np.diff(workload.job_tasks_ptr).astype(np.int64)
         self.job_end = np.full(J, np.nan)
         self._queues = Ledger(max(len(workload.queue_names), 1), _NR)
+        self._queue_rows = self._queues.rows
         self.groups = GroupTable(1024)
         # --- records --------------------------------------------------------
         self.rec: list[tuple] = []     # attempt rows (see metrics.records.ATTEMPT_FIELDS)
@@ -438,6 +446,7 @@ class Simulation:
         if kind == ev.MACHINE_ADD:
             if not self.alive[m]:
                 self.alive[m] = True
+                self._alive_rows[m] = True
                 self.n_dead -= 1
                 self._alive_since[m] = self.now
                 self._trigger.freed.add(m)
@@ -457,6 +466,7 @@ class Simulation:
             for (mm, j) in [k for k in self.reservations if k[0] == m]:
                 self._unreserve(mm, j)
             self.alive[m] = False
+            self._alive_rows[m] = False
             self.n_dead += 1
             self._alive_done[m] += self.now - self._alive_since[m]
             self._alive_since[m] = np.nan
@@ -664,43 +674,99 @@ class Simulation:
                    sticky: bool, resumable: bool, startup_delay: float, queue_time: float) -> int:
         G = self.groups
         gid = G.allocate()
+        now = self.now
+        c = 1 if opportunistic else 0
         G.task[gid] = t
         G.machine[gid] = m
         G.inst_lo[gid] = inst_lo
         G.count[gid] = count
-        G.cls[gid] = 1 if opportunistic else 0
+        G.cls[gid] = c
         G.sticky[gid] = sticky
         G.resumable[gid] = resumable
-        G.alloc_time[gid] = self.now
+        G.alloc_time[gid] = now
         G.queue_time[gid] = queue_time
-        G.start_time[gid] = np.nan
-        key = int(self.w.inst_offset[t]) + inst_lo
+        key = self._inst_offset[t] + inst_lo
         G.attempt[gid] = self.attempts[key]
-        work = float(self.w.duration[t])
+        work = self._duration[t]
         if self.remaining_work and key in self.remaining_work:
             work = self.remaining_work.pop(key)
         G.work[gid] = work
-        self._add_alloc(m, t, count, opportunistic)
         self.running[t] += count
         self.groups_on[m].add(gid)
         if startup_delay > 0:
+            self._charge(m, c, t, count, False)
+            G.start_time[gid] = np.nan
             G.state[gid] = STARTING
             self._starting += 1
-            self.events.push(self.now + startup_delay, ev.STARTUP, gid, int(G.gen[gid]))
-        else:
-            self._start_running(gid)
+            self.events.push(now + startup_delay, ev.STARTUP, gid, int(G.gen[gid]))
+            return gid
+        # inline _start_running: allocation and usage in one pass
+        self._charge(m, c, t, count, True)
+        G.state[gid] = RUNNING
+        G.start_time[gid] = now
+        i = 2 * m + c
+        v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
+        G.v_start[gid] = v0
+        G.v_finish[gid] = vf = v0 + work
+        heapq.heappush(self.heaps[i], (vf, gid, int(G.gen[gid])))
+        if self.first_start[t] != self.first_start[t]:     # NaN: first start of this task
+            self.first_start[t] = now
         return gid
+
+    def _charge(self, m: int, c: int, t: int, k: int, usage: bool) -> None:
+        """Add ``k`` instances of task ``t`` (class ``c``) to machine ``m``'s allocation
+        ledgers and, with ``usage``, to its usage (``k < 0`` removes them).
+
+        The fused hot path of :meth:`_add_alloc` plus :meth:`_add_usage`.
+        """
+        v = self._tvec.get(t)
+        if v is None:
+            v = self._task_vectors(t)
+        req_pairs, use_pairs, job, queue = v
+        alive = self._alive_rows[m]
+        if c:
+            row = self._opp_rows[m]
+            self._opp.dirty.add(m)
+            for r, x in req_pairs:
+                row[r] += x * k
+        else:
+            row = self._alloc_rows[m]
+            self._alloc.dirty.add(m)
+            jrow = self._jobs.row(job)
+            qrow = self._queue_rows[queue]
+            self._queues.dirty.add(queue)
+            ta = self._tot_alloc if alive else self._tot_dead
+            for r, x in req_pairs:
+                x *= k
+                row[r] += x
+                jrow[r] += x
+                qrow[r] += x
+                ta[r] += x
+        if not usage:
+            return
+        crow = self._cu[m][c]
+        i = 2 * m
+        if self._factor[i] == 1.0 and self._factor[i + 1] == 1.0:
+            # uncontended: ``used`` follows the nominal usage (see _refresh)
+            urow = self._used_rows[m]
+            self._used.dirty.add(m)
+            tu = self._tot_used if alive else self._tot_dead
+            for r, x in use_pairs:
+                x *= k
+                crow[r] += x
+                urow[r] += x
+                tu[r] += x
+        else:
+            for r, x in use_pairs:
+                crow[r] += x * k
 
     def _release(self, gid: int, count: int) -> None:
         """Give back resources of ``count`` instances of group ``gid``."""
         G = self.groups
         t = int(G.task[gid])
         m = int(G.machine[gid])
-        c = int(G.cls[gid])
         self._trigger.freed.add(m)
-        self._add_alloc(m, t, -count, bool(c))
-        if G.state[gid] == RUNNING:
-            self._add_usage(m, c, t, -count)
+        self._charge(m, int(G.cls[gid]), t, -count, G.state[gid] == RUNNING)
         self.running[t] -= count
 
     def _finish_group(self, gid: int) -> None:
@@ -708,9 +774,15 @@ class Simulation:
         t = int(G.task[gid])
         m = int(G.machine[gid])
         n = int(G.count[gid])
-        self._release(gid, n)
-        self._record(gid, n, OUT_COMPLETED, progress=float(G.work[gid]))
-        base = int(self.w.inst_offset[t]) + int(G.inst_lo[gid])
+        c = int(G.cls[gid])
+        self._trigger.freed.add(m)
+        self._charge(m, c, t, -n, True)               # a finishing group is running
+        self.running[t] -= n
+        lo = int(G.inst_lo[gid])
+        self.rec.append((t, lo, n, m, float(G.alloc_time[gid]), float(G.start_time[gid]),
+                         self.now, OUT_COMPLETED, int(G.attempt[gid]), c, int(G.sticky[gid]),
+                         float(G.queue_time[gid]), 1, float(G.work[gid])))
+        base = self._inst_offset[t] + lo
         self.final[base:base + n] = FIN_COMPLETED
         self.completed[t] += n
         self.groups_on[m].discard(gid)
@@ -883,7 +955,7 @@ class Simulation:
 
     def _do_place(self, a: Place) -> tuple[Status, str]:
         t, m, n = a.task, a.machine, a.count
-        if not (0 <= t < self._n_tasks and 0 <= m < self._n_machines and self.alive[m]):
+        if not (0 <= t < self._n_tasks and 0 <= m < self._n_machines and self._alive_rows[m]):
             if not 0 <= t < self._n_tasks:
                 return Status.INFEASIBLE, f"unknown task {t}"
             return Status.INFEASIBLE, self._valid_machine(m)
@@ -895,9 +967,9 @@ class Simulation:
         if (self._heartbeat_machine is not None and not a.from_queue
                 and m != self._heartbeat_machine and not opp):
             return Status.UNSCHEDULABLE, f"machine {m} is not the heartbeating node"
-        arow = self._alloc.peek(m)
+        arow = self._alloc_rows[m]
         capr = self._cap_rows[m]
-        if self._slots_limited and (arow[R_SLOTS] + self._opp.peek(m)[R_SLOTS] + n
+        if self._slots_limited and (arow[R_SLOTS] + self._opp_rows[m][R_SLOTS] + n
                                     > capr[R_SLOTS] + _EPS):
             return Status.UNSCHEDULABLE, f"machine {m} has no free slot"
         if not opp:
@@ -910,7 +982,8 @@ class Simulation:
                 bad = bool((need > free + _EPS).any())
             else:
                 bad = False
-                for r, v in self._task_vectors(t)[0]:
+                tv = self._tvec.get(t)
+                for r, v in (tv if tv is not None else self._task_vectors(t))[0]:
                     if arow[r] + v * n > capr[r] + _EPS:
                         bad = True
                         break
@@ -930,6 +1003,14 @@ class Simulation:
                 return Status.UNSCHEDULABLE, f"task {t} has {self.pending[t]} pending, not {n}"
             self.pending[t] -= n
             self._pending_total -= n
+            if t not in self.requeued and not self.reservations:
+                # the common case: fresh instances only, one group
+                lo = int(self.fresh_next[t])
+                self.fresh_next[t] = lo + n
+                self._dirty.add(m)
+                self._new_group(t, m, lo, n, opp, a.sticky, a.resumable, a.startup_delay,
+                                math.nan)
+                return _OK
             runs = [(lo, k, np.nan) for lo, k in self._take_pending(t, n)]
         self._touch(m)
         if not opp and self.reservations:
@@ -941,7 +1022,7 @@ class Simulation:
         for lo, k, qt in runs:
             self._new_group(t, m, lo, k, a.opportunistic, a.sticky, a.resumable,
                             a.startup_delay, qt)
-        return Status.OK, ""
+        return _OK
 
     def _take_from_node_queue(self, t: int, m: int, n: int) -> list[tuple[int, int, float]] | None:
         q = self.node_queue[m]

@@ -83,10 +83,11 @@ def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[
     """Take up to ``n`` instances from machines in ``order`` (default: index order)."""
     if order is not None:
         counts = counts[order]
-    nz = np.flatnonzero(counts >= 1)        # counts may be negative (over-full machines)
-    if not len(nz):
+    if not len(counts):
         return []
-    first = int(nz[0])
+    first = int(np.argmax(counts >= 1))     # counts may be negative (over-full machines)
+    if not counts[first] >= 1:              # (also catches NaN)
+        return []
     if counts[first] >= n:                  # the common case: one machine holds them all
         return [(first if order is None else int(order[first]), int(n))]
     counts = np.maximum(counts, 0)
@@ -226,6 +227,12 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
     # the "fits somewhere" pre-filter (exact on two resources) is built at the first
     # task that fits nowhere, when enough tasks are left to make sorting machines pay
     frontier: Frontier | None = None
+    # two constrained resources (cpu, mem: the usual case): scalar column arithmetic,
+    # which costs a fraction of the general row operations for one task at a time
+    two = blocks is None and pick_machines is None and not gang and free.shape[1] == 2
+    if two:
+        fe0, fe1 = free_eps[:, 0], free_eps[:, 1]
+        req_list = req_rows.tolist()
     cand = np.arange(len(order))
     if strict and (not len(cand) or cand[0] != 0):
         return actions
@@ -241,28 +248,48 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         t = int(order[j])
         req = req_rows[j]
         n = int(pending[t])
-        if blocks is not None:
-            chosen = blocks.first_fit(req, n)
-        else:
-            if all_pos[j]:
-                counts = np.floor((free_eps / req).min(axis=1))     # may be < 0: spread skips
-            else:
-                counts = fit_counts(free, req)
-            if gang and counts.sum() < n:
+        placed = 0
+        if two and all_pos[j]:
+            r0, r1 = req_list[j]
+            fit = np.minimum(fe0 / r0, fe1 / r1)       # instances that fit, unfloored
+            first = int(np.argmax(fit >= 1.0))
+            room = fit[first]
+            if room >= n:
+                chosen = [(first, n)]
+            elif room < 1.0:
                 chosen = []
             else:
-                chosen = pick_machines(t, counts, n) if pick_machines else spread(counts, n)
-        placed = 0
-        for m, k in chosen:
-            actions.append(Place(t, m, k, reason=reason))
-            used = req * k
-            free[m] -= used
-            free_eps[m] -= used
+                chosen = spread(np.floor(fit), n)
+            for m, k in chosen:
+                actions.append(Place(t, m, k, reason=reason))
+                a, b = r0 * k, r1 * k
+                free[m, 0] -= a
+                free[m, 1] -= b
+                fe0[m] -= a
+                fe1[m] -= b
+                placed += k
+        else:
             if blocks is not None:
-                blocks.touched(m)
-            if pick_machines is not None:
-                free_full[m, cols] = free[m]     # custom pickers may read the full array
-            placed += k
+                chosen = blocks.first_fit(req, n)
+            else:
+                if all_pos[j]:
+                    counts = np.floor((free_eps / req).min(axis=1))  # may be < 0: spread skips
+                else:
+                    counts = fit_counts(free, req)
+                if gang and counts.sum() < n:
+                    chosen = []
+                else:
+                    chosen = pick_machines(t, counts, n) if pick_machines else spread(counts, n)
+            for m, k in chosen:
+                actions.append(Place(t, m, k, reason=reason))
+                used = req * k
+                free[m] -= used
+                free_eps[m] -= used
+                if blocks is not None:
+                    blocks.touched(m)
+                if pick_machines is not None:
+                    free_full[m, cols] = free[m]     # custom pickers may read the full array
+                placed += k
         if strict and placed < n:
             break
         pos += 1
