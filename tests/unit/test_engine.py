@@ -219,3 +219,28 @@ def test_random_placement_depends_on_seed_only():
                               params={"placement": "random"}).tasks for s in (1, 1, 2)]
     pd.testing.assert_frame_equal(runs[0], runs[1])
     assert not runs[0]["machine_id"].equals(runs[2]["machine_id"])
+
+
+def test_job_and_queue_allocation_first_read_mid_run():
+    # FIFO never reads per-job allocation, so the engine builds it at the first read.
+    # m0 (8 cpu, 8 mem). t=0: a/x 2 x (1 cpu, 1 mem, 10 s), b/y (2 cpu, 3 mem, 20 s);
+    # t=12: a/z (1 cpu, 2 mem, 5 s). At t=5: a holds (2, 2), b (2, 3).
+    wl = (WorkloadBuilder().task("a", "x", dur=10, n=2, queue="q1")
+          .task("b", "y", dur=20, cpu=2, mem=3, queue="q2")
+          .task("a", "z", at=12, dur=5, mem=2, queue="q1").frame())
+    from schedlab.cluster.spec import cluster_from_table
+    w = Workload.from_frame(wl)
+    sim = Simulation(w, cluster_from_table(machines((8, 8))), schedlab.make_policy("fifo"))
+    sim.run_until(5.0)
+    ja = sim.view.job_allocated
+    a, b = list(w.job_ids).index("a"), list(w.job_ids).index("b")
+    assert ja[a, :2].tolist() == [2.0, 2.0] and ja[b, :2].tolist() == [2.0, 3.0]
+    qa = sim.view.queue_allocated
+    q1, q2 = w.queue_names.index("q1"), w.queue_names.index("q2")
+    assert qa[q1, :2].tolist() == [2.0, 2.0] and qa[q2, :2].tolist() == [2.0, 3.0]
+    # from now on it is kept current: at t=13, x has ended and z (1, 2) runs
+    sim.run_until(13.0)
+    assert sim.view.job_allocated[a, :2].tolist() == [1.0, 2.0]
+    assert sim.view.queue_allocated[q1, :2].tolist() == [1.0, 2.0]
+    sim.run_until_drained()
+    assert not sim.view.job_allocated.any() and not sim.view.queue_allocated.any()

@@ -80,8 +80,8 @@ class ClusterView:
         self.ready_time = _ro(s.ready_time)
         self.ready_rank = _ro(s.ready_rank)      # FIFO position: order of becoming ready
         self.first_start = _ro(s.first_start)
-        self._job_allocated = _ro(s.job_alloc)
-        self._queue_allocated = _ro(s.queue_alloc)
+        self._job_allocated = _ro(s._jobs.array())      # kept current from the first read
+        self._queue_allocated = _ro(s._queues.array())
         self.unfinished_parents = _ro(s.unfinished_parents)
 
     # allocation and usage are kept by the engine as Python rows and published on read
@@ -106,13 +106,13 @@ class ClusterView:
     @property
     def job_allocated(self) -> np.ndarray:
         """(J, R) regular allocation held by each job."""
-        self._sim._jobs.array()           # published on demand: most policies never read it
+        self._sim.job_alloc             # published on demand: most policies never read it
         return self._job_allocated
 
     @property
     def queue_allocated(self) -> np.ndarray:
         """(Q, R) regular allocation held by each queue."""
-        self._sim._queues.array()
+        self._sim.queue_alloc
         return self._queue_allocated
 
     @property

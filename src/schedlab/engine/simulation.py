@@ -164,6 +164,7 @@ class Simulation:
         self.job_end = np.full(J, np.nan)
         self._queues = Ledger(max(len(workload.queue_names), 1), _NR)
         self._queue_rows = self._queues.rows
+        self._track_owners = False       # job/queue ledgers start at their first read
         self.groups = GroupTable(1024)
         # --- records --------------------------------------------------------
         self.rec: list[tuple] = []     # attempt rows (see metrics.records.ATTEMPT_FIELDS)
@@ -267,11 +268,37 @@ class Simulation:
 
     @property
     def job_alloc(self) -> np.ndarray:
+        """(J, R) regular allocation per job (kept from the first read on)."""
+        if not self._track_owners:
+            self._start_owner_tracking()
         return self._jobs.array()
 
     @property
     def queue_alloc(self) -> np.ndarray:
+        """(Q, R) regular allocation per queue (kept from the first read on)."""
+        if not self._track_owners:
+            self._start_owner_tracking()
         return self._queues.array()
+
+    def _start_owner_tracking(self) -> None:
+        """Build the per-job and per-queue allocation from the live groups; from now on
+        every start and release keeps them current. Runs whose policy never reads them
+        (FIFO, ...) skip that bookkeeping entirely."""
+        G = self.groups
+        ids = G.alive_ids()
+        ids = ids[G.cls[ids] == 0]
+        tasks = G.task[ids]
+        amount = self.w.request[tasks] * G.count[ids][:, None]
+        # filled in place: the view holds read-only views of these arrays
+        jobs = self._jobs.array()
+        jobs[:] = 0.0
+        np.add.at(jobs, self.w.job[tasks], amount)
+        queues = self._queues.array()
+        queues[:] = 0.0
+        np.add.at(queues, self.w.queue[tasks], amount)
+        for q, row in self._queues.rows.items():
+            row[:] = queues[q].tolist()
+        self._track_owners = True
 
     @property
     def class_usage(self) -> np.ndarray:
@@ -569,15 +596,18 @@ class Simulation:
                 row[r] += v * k
             return
         row = self._alloc.row(m)
-        jrow = self._jobs.row(job)
-        qrow = self._queues.row(queue)
         ta = self._tot_alloc if self.alive[m] else self._tot_dead
         for r, v in pairs:
             v *= k
             row[r] += v
-            jrow[r] += v
-            qrow[r] += v
             ta[r] += v
+        if self._track_owners:
+            jrow = self._jobs.row(job)
+            qrow = self._queues.row(queue)
+            for r, v in pairs:
+                v *= k
+                jrow[r] += v
+                qrow[r] += v
 
     def _factors(self, cap: Sequence[float], u0: Sequence[float],
                  u1: Sequence[float]) -> tuple[float, float]:
@@ -732,16 +762,22 @@ class Simulation:
         else:
             row = self._alloc_rows[m]
             self._alloc.dirty.add(m)
-            jrow = self._jobs.row(job)
-            qrow = self._queue_rows[queue]
-            self._queues.dirty.add(queue)
             ta = self._tot_alloc if alive else self._tot_dead
-            for r, x in req_pairs:
-                x *= k
-                row[r] += x
-                jrow[r] += x
-                qrow[r] += x
-                ta[r] += x
+            if self._track_owners:
+                jrow = self._jobs.row(job)
+                qrow = self._queue_rows[queue]
+                self._queues.dirty.add(queue)
+                for r, x in req_pairs:
+                    x *= k
+                    row[r] += x
+                    jrow[r] += x
+                    qrow[r] += x
+                    ta[r] += x
+            else:
+                for r, x in req_pairs:
+                    x *= k
+                    row[r] += x
+                    ta[r] += x
         if not usage:
             return
         crow = self._cu[m][c]

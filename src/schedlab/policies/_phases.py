@@ -85,22 +85,22 @@ def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[
         counts = counts[order]
     if not len(counts):
         return []
-    first = int(np.argmax(counts >= 1))     # counts may be negative (over-full machines)
+    first = int((counts >= 1).argmax())     # counts may be negative (over-full machines)
     if not counts[first] >= 1:              # (also catches NaN)
         return []
     if counts[first] >= n:                  # the common case: one machine holds them all
         return [(first if order is None else int(order[first]), int(n))]
     counts = np.maximum(counts, 0)
-    cum = np.cumsum(counts)
+    cum = counts.cumsum()
     if cum[-1] <= 0 if len(cum) else True:
         return []
-    last = int(np.searchsorted(cum, n))      # first machine where the total reaches n
+    last = int(cum.searchsorted(n))          # first machine where the total reaches n
     last = min(last, len(counts) - 1)
     take = counts[:last + 1].copy()
     over = int(cum[last]) - n
     if over > 0:
         take[last] -= over
-    nz = np.flatnonzero(take > 0)
+    nz = (take > 0).nonzero()[0]
     machines = nz if order is None else order[nz]
     return [(int(m), int(k)) for m, k in zip(machines, take[nz])]
 
@@ -123,7 +123,7 @@ class Frontier:
         free = self.free
         if free.shape[1] >= 2 and free.shape[0] > 1:
             a, b = free[:, 0], free[:, 1]
-            order = np.argsort(-a, kind="stable")   # by a desc; ties keep a superset (still exact)
+            order = (-a).argsort(kind="stable")     # by a desc; ties keep a superset (still exact)
             bs = b[order]
             prev_max = np.maximum.accumulate(np.concatenate(([-np.inf], bs[:-1])))
             front = order[bs > prev_max]            # strictly better in b than all with more a
@@ -180,7 +180,7 @@ def fits_any(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 def active_columns(capacity: np.ndarray) -> np.ndarray:
     """Resource columns that constrain placement (finite capacity on some machine)."""
-    return np.flatnonzero(np.isfinite(capacity).any(axis=0))
+    return np.isfinite(capacity).any(axis=0).nonzero()[0]
 
 
 def machine_order(kind: str, free: np.ndarray, capacity: np.ndarray, req: np.ndarray,
@@ -252,7 +252,7 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
         if two and all_pos[j]:
             r0, r1 = req_list[j]
             fit = np.minimum(fe0 / r0, fe1 / r1)       # instances that fit, unfloored
-            first = int(np.argmax(fit >= 1.0))
+            first = int((fit >= 1.0).argmax())
             room = fit[first]
             if room >= n:
                 chosen = [(first, n)]
