@@ -125,8 +125,10 @@ class Frontier:
             a, b = free[:, 0], free[:, 1]
             order = (-a).argsort(kind="stable")     # by a desc; ties keep a superset (still exact)
             bs = b[order]
-            prev_max = np.maximum.accumulate(np.concatenate(([-np.inf], bs[:-1])))
-            front = order[bs > prev_max]            # strictly better in b than all with more a
+            better = np.empty(len(bs), dtype=bool)  # strictly better in b than all with more a
+            better[0] = True
+            np.greater(bs[1:], np.maximum.accumulate(bs[:-1]), out=better[1:])
+            front = order[better]
             self.members = set(front.tolist())
             self.fa = free[front, 0] + _EPS
             self.fb = free[front, 1] + _EPS
@@ -180,7 +182,11 @@ def fits_any(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 def active_columns(capacity: np.ndarray) -> np.ndarray:
     """Resource columns that constrain placement (finite capacity on some machine)."""
-    return np.isfinite(capacity).any(axis=0).nonzero()[0]
+    # a column's minimum is finite iff some machine has a finite value there (one
+    # reduction instead of an elementwise test over every machine)
+    if not len(capacity):
+        return np.zeros(0, dtype=np.int64)
+    return np.isfinite(capacity.min(axis=0)).nonzero()[0]
 
 
 def machine_order(kind: str, free: np.ndarray, capacity: np.ndarray, req: np.ndarray,
