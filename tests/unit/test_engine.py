@@ -244,3 +244,20 @@ def test_job_and_queue_allocation_first_read_mid_run():
     assert sim.view.queue_allocated[q1, :2].tolist() == [1.0, 2.0]
     sim.run_until_drained()
     assert not sim.view.job_allocated.any() and not sim.view.queue_allocated.any()
+
+
+def test_level_series_records_only_changes():
+    # a 1-cpu task every 2 s (10 s each) on one 8-cpu machine: the allocated-cpu step
+    # series has a row only where a total changes
+    wl = WorkloadBuilder()
+    for k in range(6):
+        wl.task(f"j{k}", "t", at=2.0 * k, dur=10)
+    res = run(wl.frame(), machines((8, 8)))
+    lv = res.levels
+    vals = lv.drop(columns="time").to_numpy()
+    assert (vals[1:] != vals[:-1]).any(axis=1).all()     # no repeated row
+    # allocated cpu: +1 at 0, 2, ..., 10 (the first ends at 10 as the sixth starts), then -1
+    at = dict(zip(lv["time"], lv["cpu_allocated"]))
+    assert [at[t] for t in (0.0, 2.0, 4.0, 6.0, 8.0)] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert 10.0 not in at                       # +1 and -1 at t=10: no change, no row
+    assert [at[t] for t in (12.0, 14.0, 16.0, 18.0, 20.0)] == [4.0, 3.0, 2.0, 1.0, 0.0]

@@ -176,6 +176,7 @@ class Simulation:
                                          "actions_applied": 0, "actions_rejected": 0}
         self.level_buf = np.zeros((4096, 1 + 3 * _NR))
         self.n_levels = 0
+        self._last_level: tuple | None = None     # totals of the last recorded row
         self.samples_t: list[float] = []
         self.samples_used: list[np.ndarray] = []
         self.samples_alloc: list[np.ndarray] = []
@@ -1201,6 +1202,13 @@ class Simulation:
 
     # ------------------------------------------------------------ monitors
     def _record_level(self) -> None:
+        # a step series: an instant that changed no total adds nothing
+        last = self._last_level
+        cap = self.tot_cap
+        if (last is not None and last[0] == self._tot_alloc and last[1] == self._tot_used
+                and last[2] is cap):
+            return
+        self._last_level = (self._tot_alloc.copy(), self._tot_used.copy(), cap)
         i = self.n_levels
         if i and self.level_buf[i - 1, 0] == self.now:
             i -= 1
