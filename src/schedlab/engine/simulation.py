@@ -111,6 +111,7 @@ class Simulation:
         self._tot_alloc = [0.0] * _NR
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
+        self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
         self._tot_used = [0.0] * _NR
         self.reserved = np.zeros((M, _NR))
         self.reservations: dict[tuple[int, int], np.ndarray] = {}
@@ -226,12 +227,15 @@ class Simulation:
             order = np.argsort(w.submit_time, kind="stable")
             times = w.submit_time[order]
             cuts = np.flatnonzero(np.diff(times)) + 1
-            self._arrival_batches = np.split(order, cuts)
-            for b, batch in enumerate(self._arrival_batches):
-                self.events.push(float(w.submit_time[batch[0]]), ev.ARRIVAL, b)
-            self._arrivals_left = len(self._arrival_batches)
+            # batch b is tasks _arrival_order[bounds[b]:bounds[b + 1]], all submitted at once
+            self._arrival_order = order.tolist()
+            self._arrival_bounds = [0, *cuts.tolist(), len(order)]
+            push = self.events.push
+            for b, at in enumerate(times[np.concatenate(([0], cuts))].tolist()):
+                push(at, ev.ARRIVAL, b)
+            self._arrivals_left = len(self._arrival_bounds) - 1
         else:
-            self._arrival_batches = []
+            self._arrival_order, self._arrival_bounds = [], [0]
         spec = self.spec
         for m in range(spec.n_machines):
             if spec.add_time[m] > 0:
@@ -433,8 +437,8 @@ class Simulation:
     # ------------------------------------------------------------ events
     def _on_arrival(self, batch: int) -> None:
         self._arrivals_left -= 1
-        for t in self._arrival_batches[batch]:
-            t = int(t)
+        bounds = self._arrival_bounds
+        for t in self._arrival_order[bounds[batch]:bounds[batch + 1]]:
             self.submitted[t] = True
             if self.unfinished_parents[t] == 0:
                 self._make_ready(t)
@@ -565,11 +569,18 @@ class Simulation:
         v = self._tvec.get(t)
         if v is None:
             w = self.w
-            req, use = w.request[t].tolist(), w.usage[t].tolist()
-            v = self._tvec[t] = ([(r, x) for r, x in enumerate(req) if x],
-                                 [(r, x) for r, x in enumerate(use) if x],
+            v = self._tvec[t] = (self._pairs(w.request[t]), self._pairs(w.usage[t]),
                                  int(w.job[t]), int(w.queue[t]))
         return v
+
+    def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:
+        """Nonzero (column, value) pairs of a resource vector, shared between tasks with
+        the same vector (traces have few distinct ones)."""
+        key = row.tobytes()
+        pairs = self._pairs_cache.get(key)
+        if pairs is None:
+            pairs = self._pairs_cache[key] = [(r, x) for r, x in enumerate(row.tolist()) if x]
+        return pairs
 
     def _add_usage(self, m: int, c: int, t: int, k: float) -> None:
         """Add ``k`` instances' nominal usage of task ``t`` to class ``c`` on machine ``m``."""
