@@ -52,6 +52,29 @@ def _powerful(cluster) -> np.ndarray:
         return np.where(np.isfinite(cap[:, R_SLOTS]), cap[:, 0] / cap[:, R_SLOTS], 0.0)
 
 
+class _Snapshot:
+    """The running groups of one decision, read from the view only when first needed."""
+
+    def __init__(self, view, policy: "PriorityPolicy") -> None:
+        self.view, self.policy = view, policy
+        self.rg = None
+
+    def groups(self):
+        if self.rg is None:
+            p = self.policy
+            rg = self.rg = self.view.running_groups()
+            self.left = rg.count.astype(np.int64).copy()   # instances still running per group
+            self.evictable = ~rg.sticky & rg.running
+            self.g_prio = p.prio[rg.task]
+            self.g_power = p.power[rg.machine]
+            self.g_mem = p.mem_use[rg.task]
+        return self.rg
+
+    def n_sticky(self) -> int:
+        rg = self.groups()
+        return int(self.left[rg.sticky].sum())
+
+
 @register
 class PriorityPolicy(Policy):
     """PRI: preemptive priority on slots, victim = lowest priority, most recently started.
@@ -101,6 +124,21 @@ class PriorityPolicy(Policy):
         self.priority_evictions = np.zeros(workload.n_tasks, dtype=np.int64)
         self.memory_evictions = np.zeros(workload.n_tasks, dtype=np.int64)
         self._dirty = True
+        # tasks that became ready and have not ended, in order of readiness (see _pending)
+        self._inst = np.asarray(workload.instances, dtype=np.int64)
+        self._live = np.zeros(0, dtype=np.int64)
+        self._new: list[int] = []
+        self._ticks = 0
+        # running sticky tasks, tracked without reading the running groups every tick
+        # (exact for single-instance tasks; see _n_sticky)
+        self._single = bool((self._inst == 1).all())
+        self._sticky_tasks = np.zeros(0, dtype=np.int64)
+        # a superset of the running regular tasks (the tasks placed as regular that still
+        # run): if none has a lower priority than the task at hand, no victim exists and
+        # the running groups need not be read (see decide)
+        self._regular = np.zeros(0, dtype=np.int64)
+        self._pmax = int(self.prio.max()) if len(self.prio) else 0
+        self._rank_span = int(workload.n_tasks) + 1
 
     def timers(self) -> dict[str, float]:
         return {"tick": self.params.unit_time} if self.params.unit_time > 0 else {}
@@ -115,6 +153,8 @@ class PriorityPolicy(Policy):
     # --------------------------------------------------------------- decide
     def decide(self, view):
         trig = view.trigger
+        if trig.arrivals:
+            self._new.extend(trig.arrivals)
         if trig.arrivals or trig.completions or trig.machines_changed or trig.memory_pressure:
             self._dirty = True
         if self.params.unit_time > 0 and "tick" not in trig.timers:
@@ -122,7 +162,7 @@ class PriorityPolicy(Policy):
         if not self._dirty:
             return ()
         self._dirty = False
-        pend = view.pending_tasks()          # FIFO by first arrival
+        pend = self._pending(view)          # FIFO by first arrival
         if not len(pend):
             return ()
         free = view.free()[:, R_SLOTS]
@@ -132,44 +172,56 @@ class PriorityPolicy(Policy):
             mem_free = np.where(view.alive, mem_free, -np.inf)
         else:
             mem_free = None
-        rg = view.running_groups()
-        left = rg.count.astype(np.int64).copy()   # instances still running in each group
-        sticky = rg.sticky
-        n_sticky = int(left[sticky].sum())
         pending = view.pending
         actions: list = []
+        snap = _Snapshot(view, self)        # running groups, built on first use
+        reg = self._regular
+        reg = self._regular = reg[view.running_count[reg] > 0]
+        min_regular = int(self.prio[reg].min()) if len(reg) else np.iinfo(np.int64).max
+        placed_regular: list[int] = []
         # ---- sticky phase: FCFS by first arrival, never evicts
-        room = self._sticky_slots() - n_sticky
         placed_n = np.zeros(len(pend), dtype=np.int64)
-        if room > 0:
-            placed_n = self._fill(pend, pending[pend].astype(np.int64), free, mem_free, room,
-                                  actions, sticky=True, reason="sticky FCFS")
+        if self._sticky_slots() > 0:
+            n_sticky = self._n_sticky(view, snap)
+            room = self._sticky_slots() - n_sticky
+            if room > 0 and (free > 0).any():
+                placed_n = self._fill(pend, pending[pend].astype(np.int64), free, mem_free,
+                                      room, actions, sticky=True, reason="sticky FCFS")
+                if self._single:
+                    self._sticky_tasks = np.concatenate([self._sticky_tasks,
+                                                         pend[placed_n > 0]])
         # ---- regular phase: priority desc, first arrival asc
         want = pending[pend] - placed_n
-        rest, want = pend[want > 0], want[want > 0]
+        keep = want > 0
+        rest, want = pend[keep], want[keep]
         if not len(rest):
             return actions
-        perm = np.lexsort((view.ready_time[rest], -self.prio[rest]))
+        # priority descending, then first arrival: ready_rank is the order in which tasks
+        # became ready (first arrival; requeued tasks keep it), so one int64 key sorts
+        # exactly as lexsort((ready_time, -priority)) and faster
+        key = (self._pmax - self.prio[rest]) * self._rank_span + view.ready_rank[rest]
+        perm = np.argsort(key)
         order, want = rest[perm], want[perm]
-        g_prio = self.prio[rg.task]
-        g_power = self.power[rg.machine]
-        evictable = ~sticky & rg.running
         limit = self._limit()
-        for i, t in enumerate(order):
-            t = int(t)
+        for i in range(len(order)):
+            t = int(order[i])
             exhausted = False
             for _ in range(int(want[i])):
                 m = self._choose_slot(t, free, mem_free)
                 if m >= 0:
                     actions.append(Place(t, m, reason="regular"))
                     self._take(t, m, free, mem_free)
+                    placed_regular.append(t)
                     continue
-                ok = evictable & (left > 0)
+                if self.prio[t] <= min_regular:
+                    exhausted = True    # no running regular task of lower priority
+                    break
+                rg, left = snap.groups(), snap.left
+                ok = snap.evictable & (left > 0)
                 if mem_free is not None:
                     # only victims whose slot (and memory) can then hold t
-                    ok &= (mem_free[rg.machine] + self.mem_use[rg.task]
-                           >= self.mem_use[t] - 1e-12)
-                g = self._victim(self.prio[t], g_prio, g_power, rg.start_time, ok)
+                    ok &= (mem_free[rg.machine] + snap.g_mem >= self.mem_use[t] - 1e-12)
+                g = self._victim(self.prio[t], snap.g_prio, snap.g_power, rg.start_time, ok)
                 if g < 0:
                     exhausted = True    # nothing of lower priority runs: true for all later tasks
                     break
@@ -188,16 +240,73 @@ class PriorityPolicy(Policy):
                     actions.append(Preempt(gid, count=1, outcome=OUTCOME_PRIORITY,
                                            reason=f"evicted by priority {self.prio[t]}"))
                 actions.append(Place(t, m, reason="regular, through eviction"))
+                placed_regular.append(t)
                 if mem_free is not None:
                     mem_free[m] += self.mem_use[victim] - self.mem_use[t]
             if exhausted:
                 # Later tasks can only use free slots (with the paper's memory-blind slots
                 # there are none left: stop). With memory-aware placement, slots blocked
                 # for t's memory may still take a smaller task, in queue order.
-                self._fill(order[i + 1:], want[i + 1:], free, mem_free, 1 << 62, actions,
-                           sticky=False, reason="regular")
-                return actions
+                if mem_free is not None and (free > 0).any():
+                    placed = self._fill(order[i + 1:], want[i + 1:], free, mem_free, 1 << 62,
+                                        actions, sticky=False, reason="regular")
+                    placed_regular += order[i + 1:][placed > 0].tolist()
+                break
+        if placed_regular:
+            self._regular = np.concatenate([self._regular,
+                                            np.asarray(placed_regular, dtype=np.int64)])
         return actions
+
+    #: Check the tracked sticky count against the running groups on every tick (tests).
+    _verify_sticky = False
+
+    def _n_sticky(self, view, snap: "_Snapshot") -> int:
+        """Running sticky instances.
+
+        With single-instance tasks the policy tracks the sticky tasks it placed and keeps
+        those still running (``running_count > 0``); this is checked before any placement
+        of the tick, and a task only restarts through a placement, so a sticky task that
+        ended (completion, memory overrun, machine failure) is gone from the list before it
+        can run again as a regular task. It saves reading every running group on every
+        tick. Otherwise the count comes from the running groups.
+        """
+        if not self._single:
+            return snap.n_sticky()
+        st = self._sticky_tasks
+        st = self._sticky_tasks = st[view.running_count[st] > 0]
+        if self._verify_sticky and len(st) != snap.n_sticky():
+            msg = f"tracked sticky count {len(st)} != running groups' {snap.n_sticky()}"
+            raise AssertionError(msg)
+        return len(st)
+
+    def _pending(self, view) -> np.ndarray:
+        """Tasks with pending instances in order of first readiness (= ``view.pending_tasks()``).
+
+        ``view.pending_tasks()`` scans every task that became ready since the oldest one
+        that has not ended, which on W-HYB-1 (tasks running for hours) is most of the
+        workload on every tick. Here the policy keeps its own list of ready tasks that
+        have not ended: arrivals are appended in the order they became ready (every
+        decision sees ``trigger.arrivals``), ended tasks are pruned every 16 ticks. A
+        checksum against the total pending count (every 64th tick) falls back to the view
+        if the list ever misses a task; tests/hybrid/test_bookkeeping.py compares the two
+        on every tick.
+        """
+        live = self._live
+        if self._new:
+            live = np.concatenate([live, np.asarray(self._new, dtype=np.int64)])
+            self._new = []
+        self._ticks += 1
+        if self._ticks % 16 == 0:           # ended tasks have nothing pending: prune lazily
+            live = live[view.ended[live] < self._inst[live]]
+        self._live = live
+        pending = view.pending
+        pend = live[pending[live] > 0]
+        if self._ticks % 64 == 1 and int(pending[pend].sum()) != int(pending.sum()):
+            # pragma: no cover - guard (checked on every tick in tests/hybrid/test_bookkeeping)
+            pend = np.asarray(view.pending_tasks(), dtype=np.int64)
+            alive = np.flatnonzero((view.ready_rank >= 0) & (view.ended < self._inst))
+            self._live = alive[np.argsort(view.ready_rank[alive], kind="stable")]
+        return pend
 
     def _fill(self, order: np.ndarray, want: np.ndarray, free: np.ndarray,
               mem_free: np.ndarray | None, limit: int, actions: list, *, sticky: bool,
@@ -209,23 +318,32 @@ class PriorityPolicy(Policy):
         task never fits later in the same pass, so the scan never moves backwards.
         Returns the number placed per position. O(placements × len(order)) numpy work.
         """
-        placed = np.zeros(len(order), dtype=np.int64)
-        if not len(order) or limit <= 0:
+        n_order = len(order)
+        placed = np.zeros(n_order, dtype=np.int64)
+        if not n_order or limit <= 0:
             return placed
         left = np.asarray(want, dtype=np.int64).copy()
-        mem = self.mem_use[order]
+        mem_use = self.mem_use
         j0, n = 0, 0
         while n < limit:
             room = self._room(free, mem_free)
             if room < self.min_mem - 1e-12:
                 break
-            ok = left[j0:] > 0
-            if mem_free is not None:
-                ok &= mem[j0:] <= room + 1e-12
-            hit = np.flatnonzero(ok)
-            if not len(hit):
+            # first position >= j0 still wanted whose memory fits, scanned in growing
+            # chunks (long queues: the hit is usually near j0)
+            j, lo, chunk = -1, j0, 256
+            while lo < n_order:
+                hi = min(n_order, lo + chunk)
+                ok = left[lo:hi] > 0
+                if mem_free is not None:
+                    ok &= mem_use[order[lo:hi]] <= room + 1e-12
+                hit = np.flatnonzero(ok)
+                if len(hit):
+                    j = lo + int(hit[0])
+                    break
+                lo, chunk = hi, chunk * 2
+            if j < 0:
                 break
-            j = j0 + int(hit[0])
             t = int(order[j])
             m = self._choose_slot(t, free, mem_free)
             if m < 0:       # cannot happen (t fits on the machine with the most room)
@@ -255,6 +373,13 @@ class PriorityPolicy(Policy):
         has = free > 0
         if mem_free is not None:
             has &= mem_free >= self.mem_use[t] - 1e-12
+        if self.params.slot_choice == "random-slot" and not (
+                self.params.powerful_slots and self.prio[t] >= self.params.production_priority):
+            # the common case in one pass: a slot uniformly among the free ones that fit
+            cum = np.cumsum(free * has)
+            if cum[-1] <= 0:
+                return -1
+            return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right"))
         if not has.any():
             return -1
         if self.params.powerful_slots and self.prio[t] >= self.params.production_priority:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -33,12 +33,14 @@ from schedlab.cluster.spec import ClusterSpec, cluster_from_table
 
 __all__ = ["CORE", "CLASS_MIX", "TABLE1", "hybrid_cluster", "w_hyb_1", "google_hybrid",
            "google_cluster_sample", "HybridWorkload", "slot_power", "traces_root",
-           "google_task_parts", "clear_google_cache", "google_mem_usage_ratio"]
+           "google_task_parts", "clear_google_cache", "google_mem_usage_ratio",
+           "google_class_counts", "trace_class_mix"]
 
 #: One core, normalized to the largest machine (A-C: 0.5 CPU / 12 cores; D: 1.0 / 24).
 CORE = 0.5 / 12
 
-#: The spec's default class mix (§4.4), priority -> probability.
+#: The spec's default synthetic class mix (§4.4), priority -> probability. It is the
+#: fallback of :func:`w_hyb_1` when the Google 2011 excerpt is not available.
 CLASS_MIX: dict[int, float] = {0: 0.38, 1: 0.03, 2: 0.06, 3: 0.005, 4: 0.43, 5: 0.005,
                                6: 0.01, 7: 0.005, 8: 0.02, 9: 0.05, 10: 0.003, 11: 0.002}
 
@@ -129,7 +131,8 @@ def _frame(submit: np.ndarray, demand: np.ndarray, prio: np.ndarray, mem: np.nda
 
 def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: bool = True,
             burst_factor: float = 3.0, burst_share: float = 0.10, burst_mean: float = 900.0,
-            class_mix: dict[int, float] | None = None, median_low: float = 25.0,
+            class_mix: dict[int, float] | Literal["trace", "synthetic"] | None = "trace",
+            trace_counts: Literal["tasks", "arrivals"] = "tasks", median_low: float = 25.0,
             sigma_low: float = 1.5, median_prod: float = 100.0, sigma_prod: float = 1.2,
             mem_low: float = 0.005, mem_high: float = 0.03, target_load: float | None = 0.95,
             demand_scale: float | None = None, max_duration: float | None = -1.0,
@@ -141,6 +144,16 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
     same mean. CPU demand Δ_C is log-normal (classes 0-8: median ``median_low``, σ
     ``sigma_low``; 9-11: ``median_prod``, ``sigma_prod``); memory use U(``mem_low``,
     ``mem_high``).
+
+    Class mix (spec §4.4: "use this default synthetic mix when the trace is unavailable,
+    and replace it with real trace counts when it is"): ``class_mix="trace"`` (default)
+    draws priorities with the real per-class task shares of the Google 2011 excerpt
+    (:func:`trace_class_mix`, counted as ``trace_counts`` says) and falls back to the
+    synthetic :data:`CLASS_MIX` when the excerpt is missing; ``"synthetic"`` (or None)
+    always uses :data:`CLASS_MIX`; a dict gives an explicit mix. Only the mix comes from the
+    trace: Δ_C, memory and arrivals stay the spec's synthetic model (§4.4 [R]); the real
+    trace's own demand is :func:`google_hybrid`. ``info["class_mix_source"]`` records the
+    source used.
 
     Calibration (spec: "under PRI the offered load should keep the slots about 95-105%
     busy"): the spec's demand (mean ≈ 84 CPU·s at 1.26 tasks/s) offers about 1.6× the
@@ -159,7 +172,7 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 4004]))
     cluster = hybrid_cluster(scale=scale)
-    mix = class_mix or CLASS_MIX
+    mix, mix_source = _resolve_mix(class_mix, trace_counts)
     classes = np.array(sorted(mix))
     probs = np.array([mix[c] for c in classes], dtype=float)
     probs /= probs.sum()
@@ -189,11 +202,96 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
     frame = _frame(submit, demand, prio, mem, "h")
     info = {"workload": "W-HYB-1", "seed": seed, "tasks": n, "hours": hours, "rate": lam,
             "bursty": bursty, "demand_scale": float(demand_scale),
+            "class_mix_source": mix_source, "class_mix": {int(k): float(v) for k, v in mix.items()},
             "offered_cpu_load": float(demand.sum() / horizon / cluster.capacity[:, 0].sum())}
     return HybridWorkload(frame, cluster, info)
 
 
+def _resolve_mix(class_mix, trace_counts: str) -> tuple[dict[int, float], str]:
+    """The class mix to draw from and a label of its source."""
+    if isinstance(class_mix, dict):
+        return dict(class_mix), "explicit"
+    if class_mix is None or class_mix == "synthetic":
+        return dict(CLASS_MIX), "synthetic"
+    if class_mix != "trace":
+        msg = f"class_mix must be 'trace', 'synthetic', None or a dict, not {class_mix!r}"
+        raise ValueError(msg)
+    try:
+        return trace_class_mix(counts=trace_counts), f"google-2011 ({trace_counts})"
+    except FileNotFoundError:
+        return dict(CLASS_MIX), "synthetic (Google 2011 excerpt not found)"
+
+
 # --------------------------------------------------------------------------- Google 2011
+
+def google_class_counts(root: Path | None = None, *, n_parts: int = 10,
+                        counts: Literal["tasks", "arrivals", "submits"] = "tasks"
+                        ) -> dict[int, int]:
+    """Per-priority task counts of the Google 2011 task_events excerpt (SUBMIT events).
+
+    ``counts``:
+
+    * ``"tasks"`` (default): distinct tasks (job_id, task_index) with a SUBMIT event in the
+      parts read, each counted once under the priority of its first SUBMIT. This is the task
+      population of the excerpt (464,004 tasks), including the tasks of the time-0 snapshot,
+      the same population :func:`google_hybrid` samples from.
+    * ``"arrivals"``: the same, only for tasks whose first SUBMIT is inside the window (trace
+      time > 0), i.e. without the snapshot of tasks already there at the start.
+    * ``"submits"``: every SUBMIT event (resubmissions after evictions, failures and kills
+      count again; they reflect Borg's own scheduling, not the demand).
+
+    Cached per process (keyed by paths, sizes and mtimes). Raises FileNotFoundError if
+    there are no parts.
+    """
+    parts = google_task_parts(root, n_parts)
+    if not parts:
+        msg = f"no Google 2011 task_events parts under {root or traces_root()}"
+        raise FileNotFoundError(msg)
+    key = ("class-counts", counts, tuple((str(Path(p).resolve()), os.stat(p).st_size,
+                                          os.stat(p).st_mtime_ns) for p in parts))
+    if key not in _COUNTS_CACHE:
+        _COUNTS_CACHE[key] = _class_counts_uncached(parts, counts)
+    return dict(_COUNTS_CACHE[key])
+
+
+_COUNTS_CACHE: dict[tuple, dict[int, int]] = {}
+
+
+def _class_counts_uncached(parts: list[Path], counts: str) -> dict[int, int]:
+    import polars as pl
+    names = ["time", "job_id", "task_index", "event_type", "priority"]
+    frames = []
+    for p in parts:
+        f = pl.read_csv(p, has_header=False, columns=[0, 2, 3, 5, 8], infer_schema_length=0)
+        f = f.rename(dict(zip(f.columns, names))).cast(pl.Int64, strict=False)
+        frames.append(f.filter(pl.col("event_type") == 0))
+    sub = pl.concat(frames).drop_nulls(["priority"])
+    if counts != "submits":
+        if counts not in ("tasks", "arrivals"):
+            msg = f"counts must be 'tasks', 'arrivals' or 'submits', not {counts!r}"
+            raise ValueError(msg)
+        sub = (sub.sort("time", maintain_order=True)
+               .group_by(["job_id", "task_index"], maintain_order=True)
+               .agg(pl.col("time").first(), pl.col("priority").first()))
+        if counts == "arrivals":
+            sub = sub.filter(pl.col("time") > 0)
+    tab = sub.group_by("priority").len().sort("priority")
+    return {int(p): int(n) for p, n in zip(tab["priority"], tab["len"])}
+
+
+def trace_class_mix(root: Path | None = None, *, counts: Literal["tasks", "arrivals",
+                                                                    "submits"] = "tasks",
+                    n_parts: int = 10) -> dict[int, float]:
+    """Real per-class shares (priority -> probability) of the Google 2011 excerpt.
+
+    The normalised :func:`google_class_counts`. On the shipped excerpt (``"tasks"``):
+    0: 20.4%, 1: 10.1%, 2: 55.3%, 8: 1.4%, 9: 11.1%, 10: 0.2%, 11: 1.4%; classes 3-7 do
+    not occur. Classes absent from the excerpt get probability 0.
+    """
+    c = google_class_counts(root, n_parts=n_parts, counts=counts)
+    total = sum(c.values())
+    return {p: n / total for p, n in sorted(c.items())}
+
 
 def google_cluster_sample(seed: int = 0, *, n_machines: int = 125,
                           machine_events: Path | None = None,
@@ -246,8 +344,9 @@ _GOOGLE_CACHE: dict[tuple, pd.DataFrame] = {}
 
 
 def clear_google_cache() -> None:
-    """Forget the cached Google task table (tests, or after the trace files change)."""
+    """Forget the cached Google tables (tests, or after the trace files change)."""
     _GOOGLE_CACHE.clear()
+    _COUNTS_CACHE.clear()
 
 
 def _read_google_tasks_uncached(parts: list[Path]) -> pd.DataFrame:
