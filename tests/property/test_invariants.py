@@ -108,3 +108,55 @@ def test_fifo_incremental_matches_with_failures_and_large_cluster():
         assert (att[5] - sim.ready_time[att[0].to_numpy()] > 1.0).mean() > 0.2   # many waited
         out.append(pd.DataFrame(sorted(sim.rec, key=lambda r: r[:4] + r[6:7])))
     pd.testing.assert_frame_equal(out[0], out[1])
+
+
+def _shared_vector_case(draw):
+    """Many tasks over a few request vectors on a small saturated cluster, with machines
+    joining late, leaving and failing (so tasks requeue with their old FIFO rank)."""
+    import numpy as np
+    from hypothesis import strategies as st
+    from schedlab.cluster.spec import cluster_from_table
+    from schedlab.workload.job import Workload
+
+    n_vec = draw(st.integers(1, 5))
+    vecs = draw(st.lists(st.tuples(st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0]),
+                                   st.sampled_from([0.1, 0.25, 0.5, 1.0])),
+                         min_size=n_vec, max_size=n_vec))
+    n = draw(st.integers(20, 120))
+    seed = draw(st.integers(0, 2 ** 16))
+    rng = np.random.default_rng(seed)
+    v = rng.integers(0, n_vec, n)
+    df = pd.DataFrame({"job_id": rng.integers(0, 8, n).astype(str), "task_id": np.arange(n).astype(str),
+                       "submit_time": np.where(rng.random(n) < 0.4, 0.0, rng.uniform(0, 60, n).round(0)),
+                       "duration": rng.choice([1.0, 5.0, 20.0, 40.0], n),
+                       "cpu": [vecs[i][0] for i in v], "mem": [vecs[i][1] for i in v],
+                       "instances": rng.integers(1, draw(st.integers(1, 4)) + 1, n)})
+    m = draw(st.integers(2, 12))
+    cl = pd.DataFrame({"machine_id": [f"m{i}" for i in range(m)],
+                       "cpu": rng.choice([3.0, 4.0], m), "mem": rng.choice([1.0, 2.0], m),
+                       "add_time": np.where(rng.random(m) < 0.25, rng.uniform(0, 50, m).round(0), 0.0),
+                       "remove_time": np.where(rng.random(m) < 0.15, rng.uniform(20, 80, m).round(0),
+                                               np.inf)})
+    cl.loc[0, ["add_time", "remove_time"]] = [0.0, np.inf]          # one machine always there
+    fails = [(int(rng.integers(0, m)), float(rng.choice([10.0, 25.0, 30.5]))) for _ in range(2)]
+    return Workload.from_frame(df), cluster_from_table(cl), fails
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=__import__("hypothesis").strategies.data())
+def test_fifo_incremental_matches_full_with_shared_vectors(data):
+    """The per-request-vector index of incremental FIFO: same records as the full recheck."""
+    from schedlab.engine.simulation import Simulation
+    from schedlab.policies.registry import make_policy
+
+    w, c, fails = _shared_vector_case(data.draw)
+    out = []
+    for inc in (True, False):
+        sim = Simulation(w, c, make_policy("fifo", {"incremental": inc}), seed=0)
+        for m, at in fails:
+            sim.fail_machine(m, at=at)
+        sim.run_until_drained()
+        out.append((pd.DataFrame(sim.rec), sim.pending.copy(), sim.counters["decisions"]))
+    pd.testing.assert_frame_equal(out[0][0], out[1][0])
+    assert (out[0][1] == out[1][1]).all() and out[0][2] == out[1][2]
+    assert len(out[0][0]) >= 1

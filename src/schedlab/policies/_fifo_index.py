@@ -1,0 +1,267 @@
+"""Incremental non-strict first-fit for FIFO: pending tasks indexed by request vector.
+
+Private to :mod:`schedlab.policies.fifo`. The decisions are those of
+``greedy_place(view.pending_tasks(), ...)`` on the whole cluster (same ``Place`` actions in
+the same order), found without looking at every pending task:
+
+- Tasks sharing a request vector ("vector" below) behave alike: at a given moment one
+  fits somewhere iff all do. Pending tasks are kept per distinct vector, in FIFO
+  (``ready_rank``) order.
+- Within a decision free space only shrinks, so for a vector the first machine that fits
+  only moves right (a cursor), and once a vector fits nowhere ("dead") every later task
+  of that vector is skipped, as greedy first-fit would skip it.
+- Between decisions machines only gain room when the engine lists them in
+  ``trigger.freed``. A vector dead at the end of the previous decision can fit only on
+  those machines; it is re-checked against them (O(dead vectors x freed)), and if it fits
+  it is scanned over them only. Vectors of new or requeued tasks that are not known dead
+  are scanned over the whole cluster, unless they are at least as large (every resource)
+  as a dead vector: then they are dead too.
+- The selected vectors' queues are merged by ``ready_rank`` (a heap), which is the FIFO
+  order restricted to the tasks that can possibly be placed; the others fit nowhere and
+  greedy first-fit would skip them without changing anything.
+
+Per decision: O(V_dead x F) numpy for the re-check (F freed machines), plus one chunked
+scan per selected vector (O(M / chunk) numpy for a vector that dies) and O(log V) per
+placed task. Invariant between decisions: a vector with queued tasks is dead.
+"""
+from __future__ import annotations
+
+import heapq
+from bisect import insort
+
+import numpy as np
+
+from schedlab.policies.base import Place
+
+__all__ = ["FirstFitIndex"]
+
+_EPS = 1e-9              # the fit tolerance of ``_phases.greedy_place``
+_BLOCKED_MIN = 1024      # from this many machines greedy_place computes fits on free + EPS
+_CHUNK_MIN = 64
+_CHUNK_MAX = 4096
+_COMPACT = 1024          # drop a queue's consumed head once it is this long
+_CHECK_CELLS = 2 ** 18   # bounded temporaries for the freed-machine re-check
+
+
+class _Scan:
+    """One vector's first-fit search during one decision."""
+
+    __slots__ = ("req", "pos", "rows", "cur", "chunk")
+
+    def __init__(self, req: np.ndarray, pos: np.ndarray | None, rows: np.ndarray | None) -> None:
+        self.req = req                       # request over the active columns
+        self.pos = pos                       # requested columns (None: all of them)
+        self.rows = rows                     # working rows to scan (None: all, in order)
+        self.cur = 0
+        self.chunk = _CHUNK_MIN
+
+
+class FirstFitIndex:
+    """Pending tasks by distinct request vector, for exact incremental first-fit."""
+
+    def __init__(self, request: np.ndarray) -> None:
+        vecs, inv = np.unique(request, axis=0, return_inverse=True)
+        self.vecs = vecs
+        self.vec_of = inv.reshape(-1).astype(np.int64)
+        n_vec = len(vecs)
+        self.queues: list[list[int]] = [[] for _ in range(n_vec)]
+        self.heads = [0] * n_vec
+        self.queued = np.zeros(n_vec, dtype=bool)      # queue holds an unconsumed entry
+        self.dead = np.zeros(n_vec, dtype=bool)        # fits nowhere but on freed machines
+        self.indexed = np.zeros(len(request), dtype=bool)
+        self.last_placed = np.zeros(0, dtype=np.int64)
+        self._cols_key = b""
+        self._req_cache: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+
+    # -- bookkeeping -------------------------------------------------------
+    def _insert(self, tasks: np.ndarray, rank: np.ndarray) -> set[int]:
+        """Queue ``tasks`` (pending, not indexed); return their vectors."""
+        vec_of = self.vec_of
+        queues, heads = self.queues, self.heads
+        vs = vec_of[tasks]
+        for t, v in zip(tasks.tolist(), vs.tolist()):
+            q = queues[v]
+            if len(q) > heads[v] and rank[q[-1]] > rank[t]:
+                insort(q, t, lo=heads[v], key=rank.__getitem__)     # requeued: older rank
+            else:
+                q.append(t)
+        self.indexed[tasks] = True
+        self.queued[vs] = True
+        return set(vs.tolist())
+
+    def _pop(self, v: int) -> None:
+        h = self.heads[v] + 1
+        q = self.queues[v]
+        if h >= len(q):
+            q.clear()
+            h = 0
+            self.queued[v] = False
+        elif h >= _COMPACT and 2 * h >= len(q):
+            del q[:h]
+            h = 0
+        self.heads[v] = h
+
+    # -- the decision ------------------------------------------------------
+    def decide(self, view) -> list[Place]:
+        trig = view.trigger
+        pending = view.pending
+        rank = view.ready_rank
+        new = np.fromiter(trig.arrivals, dtype=np.int64, count=len(trig.arrivals))
+        if trig.completions:
+            new = np.concatenate([new, np.asarray(trig.completions, dtype=np.int64)])
+        if len(self.last_placed):            # a rejected placement leaves its task pending
+            new = np.concatenate([new, self.last_placed])
+        new = new[pending[new] > 0]
+        full: set[int] = set()
+        if len(new):
+            fresh = np.unique(new[~self.indexed[new]])
+            if len(fresh):
+                fresh = fresh[np.argsort(rank[fresh], kind="stable")]
+                self._insert(fresh, rank)
+            vs = np.unique(self.vec_of[new])
+            vs = vs[~self.dead[vs]]
+            if len(vs) and self.dead.any():
+                # a vector at least as large as a dead one fits nowhere it does not
+                dom = _dominates_any(self.vecs[vs], self.vecs[self.dead])
+                self.dead[vs[dom]] = True
+                vs = vs[~dom]
+            full.update(vs.tolist())
+        stray = np.flatnonzero(self.queued & ~self.dead)     # empty by the invariant
+        full.update(stray.tolist())
+
+        freed = np.fromiter(sorted(trig.freed), dtype=np.int64, count=len(trig.freed))
+        revive = np.zeros(0, dtype=np.int64)
+        free_freed = None
+        if len(freed):
+            cand = np.flatnonzero(self.queued & self.dead)
+            if len(cand):
+                free_freed = view.free(freed)
+                revive = cand[_fits_somewhere(self.vecs[cand], free_freed)]
+        if not full and not len(revive):
+            self.last_placed = np.zeros(0, dtype=np.int64)
+            return []
+
+        M = view.cluster.n_machines
+        if full:
+            free = view.free()
+            machine_of = None
+            freed_rows = freed
+        else:
+            free = free_freed
+            machine_of = freed
+            freed_rows = None
+        cols = np.flatnonzero(np.isfinite(free).any(axis=0))
+        free_c = np.ascontiguousarray(free[:, cols])
+        free_eps = free_c + _EPS
+        eps_after = M < _BLOCKED_MIN     # greedy_place's fit_counts adds EPS to free
+
+        key = cols.tobytes()
+        if key != self._cols_key:
+            self._cols_key = key
+            self._req_cache = {}
+        cache = self._req_cache
+        scans: dict[int, _Scan] = {}
+        for v, rows in [(v, None) for v in full] + [(v, freed_rows) for v in revive.tolist()]:
+            rp = cache.get(v)
+            if rp is None:
+                req = self.vecs[v, cols]
+                p = req > 0
+                rp = cache[v] = (req, None if p.all() else np.flatnonzero(p))
+            scans[v] = _Scan(rp[0], rp[1], rows)
+        self.dead[list(scans)] = False
+
+        queues, heads = self.queues, self.heads
+        heap = [(int(rank[queues[v][heads[v]]]), v) for v in scans if self.queued[v]]
+        heapq.heapify(heap)
+        actions: list[Place] = []
+        placed: list[int] = []
+        n_rows = free_c.shape[0]
+        while heap:
+            _, v = heapq.heappop(heap)
+            t = queues[v][heads[v]]
+            n = int(pending[t])
+            if n > 0:
+                got = self._scan(scans[v], t, n, free_c, free_eps, eps_after, n_rows,
+                                 machine_of, actions)
+                if got < n:
+                    self.dead[v] = True          # fits nowhere now: skip its later tasks
+                    continue
+                placed.append(t)
+            self.indexed[t] = False
+            self._pop(v)
+            if self.queued[v]:
+                heapq.heappush(heap, (int(rank[queues[v][heads[v]]]), v))
+        self.last_placed = np.asarray(placed, dtype=np.int64)
+        return actions
+
+    @staticmethod
+    def _scan(s: _Scan, t: int, n: int, free_c: np.ndarray, free_eps: np.ndarray,
+              eps_after: bool, n_rows: int, machine_of: np.ndarray | None,
+              actions: list[Place]) -> int:
+        """Place up to ``n`` instances of ``t`` first-fit from the cursor; return how many."""
+        req, pos, rows = s.req, s.pos, s.rows
+        end = n_rows if rows is None else len(rows)
+        cur = s.cur
+        left = n
+        if pos is not None and not len(pos):          # requests nothing: first machine
+            if cur < end:
+                r = cur if rows is None else int(rows[cur])
+                m = r if machine_of is None else int(machine_of[r])
+                actions.append(Place(t, m, n))
+                return n
+            return 0
+        while cur < end:
+            hi = min(cur + s.chunk, end)
+            ids = None if rows is None else rows[cur:hi]
+            if pos is None:
+                sub = free_eps[cur:hi] if ids is None else free_eps[ids]
+                counts = np.floor((sub / req).min(axis=1))
+            elif eps_after:
+                sub = free_c[cur:hi] if ids is None else free_c[ids]
+                counts = np.floor(((sub[:, pos] + _EPS) / req[pos]).min(axis=1))
+            else:
+                sub = free_eps[cur:hi] if ids is None else free_eps[ids]
+                counts = np.floor((sub[:, pos] / req[pos]).min(axis=1))
+            hits = np.flatnonzero(counts >= 1)
+            if not len(hits):
+                cur = hi
+                s.chunk = min(2 * s.chunk, _CHUNK_MAX)
+                continue
+            s.chunk = max(s.chunk // 2, _CHUNK_MIN)
+            for i in hits.tolist():
+                k = int(min(counts[i], left))
+                r = cur + i if ids is None else int(ids[i])
+                use = req * k
+                free_c[r] -= use
+                free_eps[r] -= use
+                actions.append(Place(t, r if machine_of is None else int(machine_of[r]), k))
+                left -= k
+                if not left:
+                    s.cur = cur + i                # this machine may take more later
+                    return n
+            cur = hi
+        s.cur = cur
+        return n - left
+
+
+def _dominates_any(rows: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """For each row, whether it is >= (every column) some row of ``others``."""
+    out = np.zeros(len(rows), dtype=bool)
+    step = max(1, _CHECK_CELLS // max(others.size, 1))
+    for lo in range(0, len(rows), step):
+        out[lo:lo + step] = (rows[lo:lo + step, None, :] >= others[None, :, :]).all(axis=2).any(axis=1)
+    return out
+
+
+def _fits_somewhere(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Whether each request fits (one instance) on some row of ``free``; at least as
+    permissive as the first-fit test, so no vector that fits is missed."""
+    out = np.zeros(len(req_rows), dtype=bool)
+    if not len(free):
+        return out
+    free_eps = free[None, :, :] + _EPS
+    step = max(1, _CHECK_CELLS // max(free.size, 1))
+    for lo in range(0, len(req_rows), step):
+        r = req_rows[lo:lo + step, None, :]
+        out[lo:lo + step] = ((r <= free_eps) | (r <= 0)).all(axis=2).any(axis=1)
+    return out

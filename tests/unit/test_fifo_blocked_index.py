@@ -1,0 +1,172 @@
+"""FIFO's incremental first-fit index (``policies/_fifo_index.py``) decides exactly as the
+full first-fit recheck: the same Place actions, in the same order, at every decision."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from schedlab.cluster.spec import cluster_from_table
+from schedlab.engine.simulation import Simulation
+from schedlab.policies._fifo_index import FirstFitIndex
+from schedlab.policies._phases import greedy_place
+from schedlab.policies.base import Place, Trigger
+from schedlab.policies.fifo import FifoPolicy
+from schedlab.workload.job import Workload
+
+
+class CheckedFifo(FifoPolicy):
+    """Decides with the index and asserts, at every decision, that the full recheck
+    (``greedy_place`` over every pending task, whole cluster) gives the same actions."""
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self.checked = 0
+        self.placed = 0
+
+    def decide(self, view):
+        full = greedy_place(view.pending_tasks(), view.pending, self.workload.request,
+                            view.free())
+        fast = super().decide(view)
+        assert self._index is not None, "the incremental path was not taken"
+        assert list(fast) == list(full), f"t={view.now}: index {fast[:5]} != full {full[:5]}"
+        self.checked += 1
+        self.placed += len(fast)
+        return fast
+
+
+def _workload(n: int, seed: int, *, vectors: int, max_inst: int = 1, horizon: float = 200.0,
+              dur: float = 60.0) -> Workload:
+    rng = np.random.default_rng(seed)
+    cpu = rng.choice([0.25, 0.5, 1.0, 1.5, 2.0], vectors)
+    mem = rng.choice([0.05, 0.1, 0.25, 0.5, 0.75], vectors)
+    v = rng.integers(0, vectors, n)
+    df = pd.DataFrame({"job_id": rng.integers(0, max(n // 10, 1), n).astype(str),
+                       "task_id": np.arange(n).astype(str),
+                       "submit_time": np.sort(np.where(rng.random(n) < 0.3, 0.0,
+                                                       rng.uniform(0, horizon, n))).round(1),
+                       "duration": (rng.exponential(dur, n) + 0.5).round(2),
+                       "cpu": cpu[v], "mem": mem[v],
+                       "instances": rng.integers(1, max_inst + 1, n)})
+    return Workload.from_frame(df)
+
+
+def _cluster(m: int, *, late: int = 0, leaving: int = 0, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"machine_id": [f"m{i}" for i in range(m)],
+                       "cpu": rng.choice([2.0, 4.0], m), "mem": rng.choice([1.0, 2.0], m)})
+    add = np.zeros(m)
+    add[m - late:] = rng.uniform(20, 150, late) if late else add[m - late:]
+    rem = np.full(m, np.inf)
+    if leaving:
+        rem[:leaving] = rng.uniform(30, 120, leaving)
+    df["add_time"] = add
+    df["remove_time"] = rem
+    return cluster_from_table(df)
+
+
+def _run(w, c, policy, fail=()):
+    sim = Simulation(w, c, policy, seed=0)
+    for m, at in fail:
+        sim.fail_machine(m, at=at)
+    sim.run_until_drained()
+    return sim
+
+
+@pytest.mark.parametrize("m,max_inst", [(40, 1), (40, 4), (1030, 3)])
+def test_index_matches_full_recheck_every_decision(m, max_inst):
+    """Saturated cluster, few distinct request vectors shared by many tasks, machines
+    failing, joining and leaving (requeued tasks go back in FIFO order)."""
+    n = 400 if m < 1000 else 3000
+    w = _workload(n, seed=m + max_inst, vectors=7, max_inst=max_inst,
+                  dur=60.0 if m < 1000 else 400.0)
+    c = _cluster(m, late=m // 10, leaving=m // 20, seed=1)
+    pol = CheckedFifo(incremental=True)
+    sim = _run(w, c, pol, fail=[(m // 2, 40.0), (m // 3, 75.5), (m - 1, 90.0)])
+    assert pol.checked > 50 and pol.placed > 0
+    assert sim.counters["failures"] + sim.counters["kills"] > 0       # requeues happened
+    waited = sim.first_start - sim.ready_time
+    assert (waited > 1.0).mean() > 0.2                                 # the cluster saturated
+    assert not sim.stuck
+
+
+def test_index_same_records_as_incremental_off():
+    w = _workload(600, seed=5, vectors=4, max_inst=3)
+    c = _cluster(60, late=6, leaving=3, seed=2)
+    recs = []
+    for inc in (True, False):
+        sim = _run(w, c, FifoPolicy(incremental=inc), fail=[(7, 33.0), (8, 33.0)])
+        recs.append(pd.DataFrame(sim.rec))
+    assert len(recs[0]) >= 600                      # every task ran (some twice)
+    pd.testing.assert_frame_equal(recs[0], recs[1])
+
+
+def _fake_view(pending, rank, free, trig, n_machines):
+    return SimpleNamespace(trigger=trig, pending=pending, ready_rank=rank,
+                           cluster=SimpleNamespace(n_machines=n_machines),
+                           free=lambda machines=None: (free.copy() if machines is None
+                                                       else free[np.asarray(machines)].copy()))
+
+
+def test_blocked_tasks_wait_for_freed_machines_and_keep_fifo_order():
+    req = np.array([[2.0, 1.0], [1.0, 1.0], [2.0, 1.0], [1.0, 1.0]])
+    idx = FirstFitIndex(req)
+    assert len(idx.vecs) == 2
+    pending = np.array([1, 1, 1, 1])
+    rank = np.array([0, 1, 2, 3])
+    free = np.array([[1.0, 4.0], [1.0, 4.0]])       # only the (1, 1) tasks fit
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[0, 1, 2, 3]), 2))
+    assert acts == [Place(1, 0, 1), Place(3, 1, 1)]
+    pending[[1, 3]] = 0
+    free[:] = 0.0
+    # nothing freed: the blocked tasks 0 and 2 are not looked at
+    assert idx.decide(_fake_view(pending, rank, free, Trigger(completions=[1]), 2)) == []
+    free[1] = [2.0, 1.0]                            # machine 1 freed: task 0 first (FIFO)
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(freed={1}), 2))
+    assert acts == [Place(0, 1, 1)]
+
+
+def test_rejected_placement_is_offered_again():
+    req = np.array([[1.0, 1.0]])
+    idx = FirstFitIndex(req)
+    pending = np.array([1])
+    rank = np.array([0])
+    free = np.array([[1.0, 1.0], [1.0, 1.0]])
+    assert idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[0]), 2)) == [Place(0, 0, 1)]
+    # the engine refused it (pending unchanged) and marked machine 0 freed
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(freed={0}), 2))
+    assert acts == [Place(0, 0, 1)]
+
+
+def test_requeued_task_goes_before_later_arrivals():
+    req = np.array([[1.0, 1.0]] * 3)
+    idx = FirstFitIndex(req)
+    pending = np.array([1, 1, 1])
+    rank = np.array([0, 1, 2])
+    free = np.array([[1.0, 1.0]])
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[0, 1, 2]), 1))
+    assert acts == [Place(0, 0, 1)]                 # 1 and 2 wait behind it
+    pending[0] = 1                                  # task 0 evicted: back to pending
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(completions=[0], freed={0}), 1))
+    assert acts == [Place(0, 0, 1)]                 # its old rank puts it first again
+    assert idx.queues[idx.vec_of[1]][idx.heads[idx.vec_of[1]]:] == [1, 2]
+
+
+def test_arrival_larger_than_a_blocked_vector_waits_for_freed_machines():
+    req = np.array([[1.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
+    idx = FirstFitIndex(req)
+    pending = np.array([1, 1, 0])
+    rank = np.array([0, 1, 2])
+    free = np.array([[0.5, 4.0], [0.5, 4.0]])
+    assert idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[0, 1]), 2)) == []
+    assert idx.dead.all()
+    pending[2] = 1
+    free[1] = [2.5, 2.5]                            # machine 1 freed: FIFO order on it
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[2], freed={1}), 2))
+    assert acts == [Place(0, 1, 1)]                 # then (2, 2) fits nowhere
+    pending[0] = 0
+    free[1] = [2.0, 2.0]
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(freed={1}), 2))
+    assert acts == [Place(1, 1, 1)]
