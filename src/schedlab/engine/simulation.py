@@ -582,45 +582,6 @@ class Simulation:
             pairs = self._pairs_cache[key] = [(r, x) for r, x in enumerate(row.tolist()) if x]
         return pairs
 
-    def _add_usage(self, m: int, c: int, t: int, k: float) -> None:
-        """Add ``k`` instances' nominal usage of task ``t`` to class ``c`` on machine ``m``."""
-        pairs = self._task_vectors(t)[1]
-        row = self._cu[m][c]
-        if self._factor[2 * m] == 1.0 and self._factor[2 * m + 1] == 1.0:
-            # uncontended: ``used`` follows the nominal usage (see _refresh)
-            urow = self._used.row(m)
-            tu = self._tot_used if self.alive[m] else self._tot_dead
-            for r, v in pairs:
-                v *= k
-                row[r] += v
-                urow[r] += v
-                tu[r] += v
-        else:
-            for r, v in pairs:
-                row[r] += v * k
-
-    def _add_alloc(self, m: int, t: int, k: float, opportunistic: bool) -> None:
-        """Add ``k`` instances' request of task ``t`` to the allocation ledgers."""
-        pairs, _, job, queue = self._task_vectors(t)
-        if opportunistic:
-            row = self._opp.row(m)
-            for r, v in pairs:
-                row[r] += v * k
-            return
-        row = self._alloc.row(m)
-        ta = self._tot_alloc if self.alive[m] else self._tot_dead
-        for r, v in pairs:
-            v *= k
-            row[r] += v
-            ta[r] += v
-        if self._track_owners:
-            jrow = self._jobs.row(job)
-            qrow = self._queues.row(queue)
-            for r, v in pairs:
-                v *= k
-                jrow[r] += v
-                qrow[r] += v
-
     def _factors(self, cap: Sequence[float], u0: Sequence[float],
                  u1: Sequence[float]) -> tuple[float, float]:
         """Contention factors (regular, opportunistic) from the bottleneck resource."""
@@ -702,7 +663,7 @@ class Simulation:
         now = self.now
         G.state[gid] = RUNNING
         G.start_time[gid] = now
-        self._add_usage(m, c, t, int(G.count[gid]))
+        self._charge(m, c, t, int(G.count[gid]), alloc=False)
         i = 2 * m + c
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
         vf = v0 + float(G.work[gid])
@@ -736,14 +697,14 @@ class Simulation:
         self.running[t] += count
         self.groups_on[m].add(gid)
         if startup_delay > 0:
-            self._charge(m, c, t, count, False)
+            self._charge(m, c, t, count, usage=False)
             G.start_time[gid] = np.nan
             G.state[gid] = STARTING
             self._starting += 1
             self.events.push(now + startup_delay, ev.STARTUP, gid, int(G.gen[gid]))
             return gid
         # inline _start_running: allocation and usage in one pass
-        self._charge(m, c, t, count, True)
+        self._charge(m, c, t, count)
         G.state[gid] = RUNNING
         G.start_time[gid] = now
         i = 2 * m + c
@@ -755,23 +716,22 @@ class Simulation:
             self.first_start[t] = now
         return gid
 
-    def _charge(self, m: int, c: int, t: int, k: int, usage: bool) -> None:
-        """Add ``k`` instances of task ``t`` (class ``c``) to machine ``m``'s allocation
-        ledgers and, with ``usage``, to its usage (``k < 0`` removes them).
-
-        The fused hot path of :meth:`_add_alloc` plus :meth:`_add_usage`.
-        """
+    def _charge(self, m: int, c: int, t: int, k: int, usage: bool = True,
+                alloc: bool = True) -> None:
+        """Add ``k`` instances of task ``t`` (class ``c``: 0 regular, 1 opportunistic) to
+        machine ``m``'s allocation ledgers (with ``alloc``) and nominal usage (with
+        ``usage``); ``k < 0`` removes them. One pass, as it runs twice per group."""
         v = self._tvec.get(t)
         if v is None:
             v = self._task_vectors(t)
         req_pairs, use_pairs, job, queue = v
         alive = self._alive_rows[m]
-        if c:
+        if alloc and c:
             row = self._opp_rows[m]
             self._opp.dirty.add(m)
             for r, x in req_pairs:
                 row[r] += x * k
-        else:
+        elif alloc:
             row = self._alloc_rows[m]
             self._alloc.dirty.add(m)
             ta = self._tot_alloc if alive else self._tot_dead
@@ -826,11 +786,8 @@ class Simulation:
         self._trigger.freed.add(m)
         self._charge(m, c, t, -n, True)               # a finishing group is running
         self.running[t] -= n
-        lo = int(G.inst_lo[gid])
-        self.rec.append((t, lo, n, m, float(G.alloc_time[gid]), float(G.start_time[gid]),
-                         self.now, OUT_COMPLETED, int(G.attempt[gid]), c, int(G.sticky[gid]),
-                         float(G.queue_time[gid]), 1, float(G.work[gid])))
-        base = self._inst_offset[t] + lo
+        self._record(gid, n, OUT_COMPLETED, progress=float(G.work[gid]))
+        base = self._inst_offset[t] + int(G.inst_lo[gid])
         self.final[base:base + n] = FIN_COMPLETED
         self.completed[t] += n
         self.groups_on[m].discard(gid)
@@ -1171,11 +1128,11 @@ class Simulation:
         # the group's record will say "regular" from its allocation: take back the part of
         # the allocated-area integral that was opportunistic (see _flush_areas)
         self._area_alloc_adj[m] -= need * (self.now - float(G.alloc_time[gid]))
-        self._add_alloc(m, t, -n, True)
-        self._add_alloc(m, t, n, False)
+        self._charge(m, 1, t, -n, usage=False)
+        self._charge(m, 0, t, n, usage=False)
         if G.state[gid] == RUNNING:
-            self._add_usage(m, 1, t, -n)
-            self._add_usage(m, 0, t, n)
+            self._charge(m, 1, t, -n, alloc=False)
+            self._charge(m, 0, t, n, alloc=False)
             v_opp, v_reg = self._vnow(2 * m + 1), self._vnow(2 * m)
             left = G.v_finish[gid] - v_opp
             done = v_opp - G.v_start[gid]
