@@ -80,3 +80,75 @@ def test_check_schedule_catches_violations():
     bad = check_schedule(inst, np.array([0, 0]), np.array([0.0, 0.2]))
     assert any("dependency" in b for b in bad)
     assert any("capacity" in b or "processors" in b for b in bad)
+
+
+# ---------------------------------------------------------------- solver robustness (issue 14)
+
+def test_model_forbids_tied_starts_beyond_processors():
+    """Three tasks at t=0 on a 2-processor worker must be infeasible in the model itself.
+
+    HiGHS 1.16 returned exactly this plan as "optimal" when the tie-break gap was below
+    its default feasibility tolerance; the check runs at that default (1e-6), looser than
+    the one ``solve_ilp`` sets, so a model that leans on sub-tolerance gaps fails here.
+    """
+    from schedlab.policies._drs import ilp
+
+    inst = _inst(3, deadline=1.0, fast_slots=2)
+    m = ilp.build_model(inst)
+    lb, ub = m.lb.copy(), m.ub.copy()
+    lb[m.t] = ub[m.t] = 0.0                       # all start at 0 ...
+    lb[m.y[:, 0]] = ub[m.y[:, 0]] = 1.0          # ... on the fast worker
+    for backend in ("highspy", "scipy"):
+        if backend == "highspy":
+            h = ilp._highs(m, m.integer, lb, ub)
+            h.setOptionValue("mip_feasibility_tolerance", 1e-6)
+            h.run()
+            status = h.modelStatusToString(h.getModelStatus()).lower()
+        else:
+            status = ilp._run_scipy(m, m.integer, lb, ub, time_limit=10, mip_gap=1e-6,
+                                    threads=1)[0]
+        assert status == "infeasible", backend
+
+
+def test_export_model_writes_an_mps_that_resolves_to_the_same_optimum(tmp_path):
+    import highspy
+
+    inst = _inst(3, deadline=1.0, fast_slots=2)
+    m = __import__("schedlab.policies._drs.ilp", fromlist=["x"]).export_model(
+        inst, tmp_path / "case.mps")
+    h = highspy.Highs()
+    h.silent()
+    h.readModel(str(tmp_path / "case.mps"))
+    h.setOptionValue("mip_feasibility_tolerance", 1e-7)
+    h.run()
+    x = np.asarray(h.getSolution().col_value)
+    assert len(x) == m.n_vars
+    assert float(m.c @ x) == pytest.approx(1.65, abs=1e-4)
+
+
+def test_a_plan_that_fails_the_check_is_rejected(monkeypatch):
+    """Whatever a solver returns is checked; an overloaded plan is never 'optimal'."""
+    from schedlab.policies._drs import ilp
+
+    inst = _inst(3, deadline=1.0, fast_slots=2)
+
+    def overloaded(m, integer, lb, ub, **_):
+        x = np.clip(np.zeros(m.n_vars), lb, ub)
+        x[m.y[:, 0]] = 1.0                        # three tasks at t=0 on two processors
+        return "optimal", x, 1.65, 0.0
+
+    monkeypatch.setitem(ilp._BACKENDS, "highspy", overloaded)
+    sol = ilp.solve_ilp(inst)
+    assert sol.status == "rejected"
+    assert not sol.ok
+    assert any("over capacity" in v for v in sol.violations)
+
+
+def test_scipy_backend_agrees_on_the_hand_optima():
+    for case, expected in [(dict(n=3), 1.65), (dict(n=3, deadline=1.0), 2.2),
+                           (dict(n=3, deadline=1.0, fast_slots=2), 1.65)]:
+        inst = _inst(**case)
+        sol = solve_ilp(inst, backend="scipy")
+        assert sol.status == "optimal"
+        assert sol.cost == pytest.approx(expected, abs=1e-6)
+        _assert_valid(inst, sol)

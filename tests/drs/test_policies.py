@@ -42,3 +42,26 @@ def test_drs_prefers_fast_workers_when_idle():
     res = schedlab.simulate(df, c, "drs", seed=0)
     used = res.attempts.machine.to_numpy()
     assert np.all(c.speed[used] >= np.sort(c.speed)[-4])
+
+
+def test_drs_milp_never_uses_a_rejected_plan(monkeypatch):
+    """A plan that fails the check is counted, warned about, and replaced by greedy."""
+    from schedlab.policies import drs as drs_mod
+    from schedlab.policies._drs.ilp import Solution
+
+    def bad_solver(inst, **_):
+        n = inst.n_tasks
+        return Solution("rejected", np.zeros(n, int), np.zeros(n), 1.0,
+                        violations=["worker 0 over capacity at t=0: [9.0]"])
+
+    monkeypatch.setattr(drs_mod, "solve_ilp", bad_solver)
+    pol = make_policy("drs", {"solver": "milp", "n_schedulers": 2, "domain_size": 2})
+    with pytest.warns(drs_mod.SolverPlanRejected, match="fails the schedule check"):
+        res = schedlab.simulate(drs_jobs(6, 8, rate=5, seed=2), drs_cluster_1(6, seed=2), pol,
+                                seed=2)
+    assert (res.sim.completed == res.sim.w.instances).all()
+    assert res.summary["policy_milp_rejected"] == len(pol.milp_log) > 0
+    assert res.summary["policy_milp_fallbacks"] >= res.summary["policy_milp_rejected"]
+    greedy = schedlab.simulate(drs_jobs(6, 8, rate=5, seed=2), drs_cluster_1(6, seed=2),
+                               make_policy("drs", {"n_schedulers": 2, "domain_size": 2}), seed=2)
+    assert res.attempts.machine.tolist() == greedy.attempts.machine.tolist()

@@ -26,7 +26,9 @@ Decision
     of a job placed on one worker run on different cores. With ``solver="milp"`` the
     tasks a scheduler receives at one instant (at most ``milp_max_tasks``) are placed by
     the ILP of :mod:`._drs.ilp` (HiGHS, time limit), falling back to the greedy rule when
-    it is infeasible or has no solution in time.
+    it is infeasible, has no solution in time, or returns a plan that fails
+    ``check_schedule`` (counted as ``policy_milp_rejected`` in the summary, with a
+    :class:`SolverPlanRejected` warning; such a plan is never used).
 Complexity
     O(K) per ready task for K candidate workers: plain Python over the scheduler's few
     workers (stage 1) and the domain (stage 2), numpy over the domain when the task must
@@ -45,6 +47,7 @@ Departures from the spec
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -58,6 +61,10 @@ from schedlab.policies._drs.ilp import Instance, solve_ilp
 from schedlab.policies._drs.predictor import (WaitHistory, mutual_reinforcement,
                                               queue_len_only, queued_work_level)
 from schedlab.policies.base import Enqueue, Place, Policy, PolicyParams
+
+
+class SolverPlanRejected(RuntimeWarning):
+    """The MILP solver returned a plan that violates the model's constraints."""
 from schedlab.policies.registry import register
 
 __all__ = ["DrsPolicy", "SchedulerLayout", "build_layout"]
@@ -193,9 +200,16 @@ class DrsPolicy(Policy):
         #: one row per MILP batch: (time, n_tasks, status, seconds, gap, cost)
         self.milp_log: list[tuple[float, int, str, float, float, float]] = []
         self.fallbacks = 0
+        self.milp_rejected = 0
 
     def timers(self):
         return {"gossip": self.params.gossip_period}
+
+    def counters(self) -> dict[str, float]:
+        if self.params.solver != "milp":
+            return {}
+        return {"milp_batches": len(self.milp_log), "milp_fallbacks": self.fallbacks,
+                "milp_rejected": self.milp_rejected}
 
     # ------------------------------------------------------------------ helpers
     def _sched_loads(self, view) -> np.ndarray:
@@ -369,6 +383,11 @@ class DrsPolicy(Policy):
                         release=np.full(len(tasks), p.latency), deadline=dl, busy=busy)
         sol = solve_ilp(inst, time_limit=p.milp_time_limit)
         self.milp_log.append((now, len(tasks), sol.status, sol.solve_seconds, sol.gap, sol.cost))
+        if sol.status == "rejected":
+            self.milp_rejected += 1
+            warnings.warn(f"drs: t={now:g}: the MILP plan for {len(tasks)} tasks fails the "
+                          f"schedule check ({sol.violations[0]}); greedy placement used instead",
+                          SolverPlanRejected, stacklevel=2)
         if not sol.ok:
             return False
         for n in np.argsort(sol.start, kind="stable"):

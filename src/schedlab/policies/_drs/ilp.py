@@ -9,7 +9,8 @@ Variables
     ``t[i]`` (continuous): start time ``t^b``.
     ``x[i,j]`` (binary, eq. 9): ``i`` ends before ``j`` starts (the paper's ``x_ij,uv,k``; the
     worker index is carried by ``s_i = sum_k s_ik y_ik``, so one variable per pair suffices).
-    ``a[i,j]`` (binary): ``j`` starts after ``i`` (index-ordered tie break).
+    ``a[i,j]`` (binary): ``j`` starts after ``i``: ``t_j >= t_i`` for ``i < j``, and
+    ``t_j >= t_i + delta`` for ``i > j`` (index-ordered tie break, see "Ties" below).
     ``o[i,j,k]`` (continuous in [0, 1]): ``j`` runs on ``k`` at the instant ``i`` starts there.
 
 Objective (eq. 3): ``min sum_i sum_k (sum_r d_ir c_r) s_ik y_ik`` plus ``tiebreak * sum_i t_i``
@@ -27,16 +28,40 @@ Constraints
     3. deadline (eq. 6): ``t_i + s_i <= deadline_i``.
     4. dependency (eq. 7, DAG edges only): ``t_i + s_i <= t_j``.
     5. one worker per task (eq. 11): ``sum_k y_ik = 1``.
+
+Ties
+    At the start of ``i`` a task ``j`` is left out of the running demand only if it ended
+    (``x_ji``) or starts after ``i`` (``a_ij``). Among tasks that start at one instant the one
+    with the highest index cannot leave any of them out, so its row holds the true peak. A
+    cycle of exclusions over tied tasks (0 leaves out 1, 1 leaves out 2, 2 leaves out 0)
+    needs at least one index-backward ``a`` and so a gap of ``delta``. ``delta`` must
+    therefore exceed every slack the solver may take: ``delta = 1e-5 * horizon``, against a
+    MIP feasibility tolerance set here to ``1e-7`` (big-M rows can absorb at most about
+    ``E * 1e-7 = 2e-7 * horizon``). Until 0.1.0 ``delta`` was ``1e-7 * horizon``, below the
+    default tolerance of ``1e-6``: HiGHS 1.16 returned such a cycle as "optimal" (three
+    tasks at t=0 on two processors, row violation ``4e-7``), and 1.15 happened not to.
+
+Solving
+    HiGHS (``highspy``) by default; ``backend="scipy"`` solves the same arrays with
+    ``scipy.optimize.milp`` (scipy's own HiGHS build) as a cross-check. The MIP point is
+    then polished: binaries are rounded and fixed, and the LP over the start times is
+    solved again, so no tolerance slack on a big-M row survives into the plan. Every plan
+    is checked by :func:`check_schedule`; one that fails comes back with status
+    ``"rejected"`` (``ok`` is False) and its violations, and is never used.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-__all__ = ["Instance", "Solution", "solve_ilp", "check_schedule", "schedule_cost",
-           "processor_assignment"]
+if TYPE_CHECKING:
+    from scipy import sparse
+
+__all__ = ["Instance", "Model", "Solution", "build_model", "export_model", "solve_ilp",
+           "check_schedule", "schedule_cost", "processor_assignment"]
 
 _TOL = 1e-6
 
@@ -98,7 +123,8 @@ class Solution:
     solve_seconds: float = 0.0
     n_vars: int = 0
     n_rows: int = 0
-    method: str = "milp"
+    method: str = "highspy"
+    violations: list[str] = field(default_factory=list)   # check_schedule's findings
 
     @property
     def ok(self) -> bool:
@@ -124,23 +150,38 @@ class _Rows:
         self.hi.append(hi)
 
 
-def solve_ilp(inst: Instance, *, time_limit: float = 5.0, mip_gap: float = 1e-6,
-              tiebreak: float = 1e-6, threads: int = 1) -> Solution:
-    """Build and solve the corrected ILP with HiGHS (``highspy``)."""
-    import highspy
+@dataclass
+class Model:
+    """The ILP as arrays: ``min c x`` s.t. ``row_lo <= A x <= row_hi``, ``lb <= x <= ub``."""
+    c: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    integer: np.ndarray              # (n,) bool: binary columns
+    A: "sparse.csr_matrix"
+    row_lo: np.ndarray
+    row_hi: np.ndarray
+    y: np.ndarray                    # (N, W) column of y[i,k] (-1 if ineligible)
+    t: np.ndarray                    # (N,) column of t[i]
 
-    t0 = time.perf_counter()
+    @property
+    def n_vars(self) -> int:
+        return len(self.c)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.row_lo)
+
+
+def build_model(inst: Instance, *, tiebreak: float = 1e-6) -> Model:
+    """The corrected ILP of one instance (needs ``N > 0`` and an eligible worker per task)."""
+    from scipy import sparse
+
     N, W = inst.n_tasks, inst.n_workers
     R = inst.demand.shape[1]
     s = inst.service()
     uc = inst.unit_cost()
     el = inst.eligible
-    inf = highspy.kHighsInf
-    if N == 0:
-        return Solution("optimal", np.zeros(0, int), np.zeros(0), 0.0, 0.0, 0.0)
-    if not el.any(axis=1).all():
-        return Solution("infeasible", np.full(N, -1), np.full(N, np.nan), float("nan"),
-                        solve_seconds=time.perf_counter() - t0)
+    inf = np.inf
     busy_end = max([b[1] for b in inst.busy], default=0.0)
     smax = np.where(el, s, 0).max(axis=1)
     horizon = float(max(inst.release.max(), busy_end) + smax.sum() + 1.0)
@@ -148,7 +189,7 @@ def solve_ilp(inst: Instance, *, time_limit: float = 5.0, mip_gap: float = 1e-6,
     if fin.any():
         horizon = max(horizon, float(inst.deadline[fin].max()) + 1.0)
     E = 2.0 * horizon
-    delta = 1e-7 * horizon
+    delta = 1e-5 * horizon     # above every solver slack: see "Ties"
 
     lb: list[float] = []
     ub: list[float] = []
@@ -240,52 +281,140 @@ def solve_ilp(inst: Instance, *, time_limit: float = 5.0, mip_gap: float = 1e-6,
                 val = [float(dem[i, r])] + [float(_[r]) for v, _ in terms if _[r] > 0]
                 if len(idx) > 1 or dem[i, r] > cap[k, r]:
                     rows.add(idx, val, -inf, float(cap[k, r]))
-    build_seconds = time.perf_counter() - t0
+    starts = np.zeros(len(rows.lo) + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(ii) for ii in rows.idx])
+    flat_i = np.fromiter((v for ii in rows.idx for v in ii), dtype=np.int64, count=starts[-1])
+    flat_v = np.fromiter((v for vv in rows.val for v in vv), dtype=float, count=starts[-1])
+    n = len(lb)
+    A = sparse.csr_matrix((flat_v, flat_i, starts), shape=(len(rows.lo), n))
+    integ = np.zeros(n, dtype=bool)
+    integ[integer] = True
+    return Model(np.asarray(cost), np.asarray(lb), np.asarray(ub), integ, A,
+                 np.asarray(rows.lo), np.asarray(rows.hi), y, tv)
+
+
+#: MIP feasibility tolerance given to the solver; ``delta`` (see "Ties") is 50x its slack.
+MIP_FEASIBILITY_TOL = 1e-7
+
+
+def _highs(m: Model, integer: np.ndarray, lb: np.ndarray, ub: np.ndarray):
+    """A silent ``highspy.Highs`` holding the model (``kHighsInf`` is IEEE infinity)."""
+    import highspy
 
     h = highspy.Highs()
     h.silent()
+    h.addCols(m.n_vars, m.c, lb, ub, 0, np.zeros(0, np.int32), np.zeros(0, np.int32),
+              np.zeros(0))
+    A = m.A
+    h.addRows(m.n_rows, m.row_lo, m.row_hi, A.nnz, A.indptr[:-1].astype(np.int32),
+              A.indices.astype(np.int32), A.data)
+    cols = np.flatnonzero(integer).astype(np.int32)
+    if len(cols):
+        h.changeColsIntegrality(len(cols), cols,
+                                np.full(len(cols), highspy.HighsVarType.kInteger))
+    return h
+
+
+def _run_highs(m: Model, integer: np.ndarray, lb: np.ndarray, ub: np.ndarray, *,
+               time_limit: float, mip_gap: float, threads: int):
+    """Solve with highspy: (status, x or None, dual bound, gap)."""
+    h = _highs(m, integer, lb, ub)
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", float(mip_gap))
+    h.setOptionValue("mip_feasibility_tolerance", MIP_FEASIBILITY_TOL)
     h.setOptionValue("threads", int(threads))
-    n = len(lb)
-    h.addCols(n, np.asarray(cost), np.asarray(lb), np.asarray(ub), 0,
-              np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-    starts = np.zeros(len(rows.lo), dtype=np.int32)
-    flat_i: list[int] = []
-    flat_v: list[float] = []
-    for r_, (ii, vv) in enumerate(zip(rows.idx, rows.val)):
-        starts[r_] = len(flat_i)
-        flat_i.extend(ii)
-        flat_v.extend(vv)
-    h.addRows(len(rows.lo), np.asarray(rows.lo), np.asarray(rows.hi), len(flat_i), starts,
-              np.asarray(flat_i, dtype=np.int32), np.asarray(flat_v))
-    if integer:
-        h.changeColsIntegrality(len(integer), np.asarray(integer, dtype=np.int32),
-                                np.full(len(integer), highspy.HighsVarType.kInteger))
     h.run()
-    status = h.getModelStatus()
     info = h.getInfo()
-    name = h.modelStatusToString(status).lower()
-    has_sol = info.primal_solution_status == 2
-    out_status = {"optimal": "optimal", "infeasible": "infeasible",
-                  "time limit reached": "time_limit"}.get(name, name)
-    if not has_sol:
-        if out_status == "time_limit":
-            out_status = "no_solution"
-        return Solution(out_status, np.full(N, -1), np.full(N, np.nan), float("nan"),
-                        solve_seconds=time.perf_counter() - t0, n_vars=n, n_rows=len(rows.lo))
-    sol = np.asarray(h.getSolution().col_value)
+    name = h.modelStatusToString(h.getModelStatus()).lower()
+    status = {"optimal": "optimal", "infeasible": "infeasible",
+              "time limit reached": "time_limit"}.get(name, name)
+    if info.primal_solution_status != 2:
+        return ("no_solution" if status == "time_limit" else status), None, np.nan, np.nan
+    x = np.asarray(h.getSolution().col_value)
+    if integer.any():
+        return status, x, float(info.mip_dual_bound), float(info.mip_gap)
+    return status, x, float(info.objective_function_value), 0.0
+
+
+def _run_scipy(m: Model, integer: np.ndarray, lb: np.ndarray, ub: np.ndarray, *,
+               time_limit: float, mip_gap: float, threads: int):
+    """Solve with ``scipy.optimize.milp``: (status, x or None, dual bound, gap)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    del threads
+    r = milp(m.c, constraints=LinearConstraint(m.A, m.row_lo, m.row_hi),
+             bounds=Bounds(lb, ub), integrality=integer.astype(int),
+             options={"time_limit": float(time_limit), "mip_rel_gap": float(mip_gap)})
+    status = {0: "optimal", 1: "time_limit", 2: "infeasible"}.get(r.status, r.message.lower())
+    if r.x is None:
+        return ("no_solution" if status == "time_limit" else status), None, np.nan, np.nan
+    bound = float(getattr(r, "mip_dual_bound", r.fun) or r.fun)
+    gap = float(getattr(r, "mip_gap", 0.0) or 0.0)
+    return status, np.asarray(r.x), bound, gap
+
+
+_BACKENDS = {"highspy": _run_highs, "scipy": _run_scipy}
+
+
+def export_model(inst: Instance, path: str, *, tiebreak: float = 1e-6) -> Model:
+    """Write the instance's ILP as an MPS or LP file (by suffix), for any MILP solver."""
+    m = build_model(inst, tiebreak=tiebreak)
+    h = _highs(m, m.integer, m.lb, m.ub)
+    h.writeModel(str(path))
+    return m
+
+
+def solve_ilp(inst: Instance, *, time_limit: float = 5.0, mip_gap: float = 1e-6,
+              tiebreak: float = 1e-6, threads: int = 1,
+              backend: Literal["highspy", "scipy"] = "highspy") -> Solution:
+    """Build, solve, polish and check the corrected ILP (see the module docstring).
+
+    A plan that fails :func:`check_schedule` is returned with status ``"rejected"`` and its
+    ``violations``; ``ok`` is then False, so callers fall back rather than use it.
+    """
+    t0 = time.perf_counter()
+    N = inst.n_tasks
+    el = inst.eligible
+    if N == 0:
+        return Solution("optimal", np.zeros(0, int), np.zeros(0), 0.0, 0.0, 0.0, method=backend)
+    if not el.any(axis=1).all():
+        return Solution("infeasible", np.full(N, -1), np.full(N, np.nan), float("nan"),
+                        solve_seconds=time.perf_counter() - t0, method=backend)
+    m = build_model(inst, tiebreak=tiebreak)
+    run = _BACKENDS[backend]
+    status, x, bound, gap = run(m, m.integer, m.lb, m.ub, time_limit=time_limit,
+                                mip_gap=mip_gap, threads=threads)
+    none = Solution(status, np.full(N, -1), np.full(N, np.nan), float("nan"),
+                    solve_seconds=time.perf_counter() - t0, n_vars=m.n_vars,
+                    n_rows=m.n_rows, method=backend)
+    if x is None:
+        return none
+    # Polish: fix the rounded binaries and re-solve the LP over the continuous columns.
+    fixed = np.round(x[m.integer])
+    lb, ub = m.lb.copy(), m.ub.copy()
+    lb[m.integer] = fixed
+    ub[m.integer] = fixed
+    p_status, xp, _, _ = run(m, np.zeros_like(m.integer), lb, ub,
+                             time_limit=max(time_limit, 1.0), mip_gap=mip_gap, threads=threads)
+    if xp is None:
+        none.status = "rejected"
+        none.violations = [f"rounded MIP point is not LP-feasible ({p_status})"]
+        return none
     assign = np.full(N, -1)
     for i in range(N):
         ks = np.flatnonzero(el[i])
-        assign[i] = int(ks[np.argmax(sol[y[i, ks]])])
-    start = sol[tv]
+        assign[i] = int(ks[np.argmax(xp[m.y[i, ks]])])
+    start = np.maximum(xp[m.t], inst.release)
     c = schedule_cost(inst, assign)
-    bound = float(info.mip_dual_bound) - tiebreak * float(start.sum())
-    gap = float(info.mip_gap)
-    del build_seconds
-    return Solution(out_status, assign, start, c, bound=min(bound, c), gap=gap,
-                    solve_seconds=time.perf_counter() - t0, n_vars=n, n_rows=len(rows.lo))
+    bound = bound - tiebreak * float(start.sum())
+    sol = Solution(status, assign, start, c, bound=min(bound, c), gap=gap,
+                   solve_seconds=time.perf_counter() - t0, n_vars=m.n_vars,
+                   n_rows=m.n_rows, method=backend)
+    bad = check_schedule(inst, assign, start)
+    if bad:
+        sol.status = "rejected"
+        sol.violations = bad
+    return sol
 
 
 def check_schedule(inst: Instance, assign: np.ndarray, start: np.ndarray, *,
