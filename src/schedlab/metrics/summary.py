@@ -166,7 +166,7 @@ def summarize(sim: "Simulation", att: pd.DataFrame, jobs: pd.DataFrame) -> dict[
         out[f"{name}_util_used"] = time_weighted_mean(buf[mask, 0], used[mask], end_t)
     for key in ("cpu_util_allocated", "cpu_util_used", "mem_util_allocated", "mem_util_used"):
         out.setdefault(key, float("nan"))
-    for name, value in sim.policy.counters().items():
+    for name, value in sim.policy.summary_counters().items():
         out[f"policy_{name}"] = value
     out["per_class"] = _per_class(sim, att, jobs, tl)
     return out

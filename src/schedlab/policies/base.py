@@ -206,6 +206,6 @@ class Policy:
     def describe_params(self) -> dict[str, Any]:
         return self.params.model_dump()
 
-    def counters(self) -> dict[str, float]:
+    def summary_counters(self) -> dict[str, float]:
         """Events the policy counts, added to the run summary as ``policy_<name>``."""
         return {}

@@ -205,7 +205,7 @@ class DrsPolicy(Policy):
     def timers(self):
         return {"gossip": self.params.gossip_period}
 
-    def counters(self) -> dict[str, float]:
+    def summary_counters(self) -> dict[str, float]:
         if self.params.solver != "milp":
             return {}
         return {"milp_batches": len(self.milp_log), "milp_fallbacks": self.fallbacks,
