@@ -80,3 +80,25 @@ def test_cli_bad_heartbeat_is_one_line(tmp_path):
 def test_from_trace_needs_machines():
     with pytest.raises(InputError, match="from-trace"):
         resolve_cluster(FROM_TRACE, None, workload_label="w.csv")
+
+
+def _tiny_swf(tmp_path):
+    rows = [(1, 0, -1, 100, 4), (2, 10, -1, 50, 8)]     # job, submit, wait, run time, processors
+    text = "; MaxNodes: 3\n; MaxProcs: 12\n;\n" + "".join(
+        " ".join(str(v) for v in [*r, *[-1] * (18 - len(r))]) + "\n" for r in rows)
+    path = tmp_path / "tiny.swf"
+    path.write_text(text)
+    return path
+
+
+def test_from_trace_cluster_in_every_entry_point(tmp_path):
+    swf = _tiny_swf(tmp_path)
+    api = schedlab.simulate(str(swf), FROM_TRACE, "fifo", seed=2)
+    assert api.meta["n_machines"] == 3
+    df = schedlab.compare(str(swf), FROM_TRACE, ["fifo"], seeds=[2], report=False)
+    assert df[df.kind == "run"]["makespan"].item() == api.summary["makespan"]
+    row = run_trial({"policy": "fifo", "workload": str(swf), "cluster": FROM_TRACE, "seed": 2})
+    assert row["status"] == "ok", row["error"]
+    assert row["makespan"] == api.summary["makespan"]
+    bad = run_trial({"policy": "fifo", "workload": "builtin:demo", "cluster": FROM_TRACE})
+    assert bad["status"] == "failed" and "from-trace" in bad["error"]
