@@ -4,7 +4,7 @@
 >>> res = schedlab.simulate("builtin:demo", "builtin:demo", "fifo", seed=0)  # doctest: +SKIP
 >>> res.summary["makespan"], res.jobs.head()                                  # doctest: +SKIP
 """
-__version__ = "0.1.0"
+from schedlab._version import __version__
 
 from schedlab.cluster.spec import ClusterSpec, homogeneous_cluster, read_cluster  # noqa: E402
 from schedlab.engine.config import EngineConfig  # noqa: E402

@@ -16,41 +16,30 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from schedlab._version import __version__
 from schedlab.cluster.spec import ClusterSpec
 from schedlab.engine.config import EngineConfig
 from schedlab.engine.simulation import Simulation
+from schedlab.inputs import RunInputs, resolve_cluster, resolve_policy, resolve_run, resolve_workload
 from schedlab.metrics import records, summary as summ
 from schedlab.policies.base import Policy
 from schedlab.workload.job import Workload
 
-__all__ = ["simulate", "RunResult", "as_workload", "as_cluster", "as_policy"]
+__all__ = ["simulate", "run_resolved", "RunResult", "as_workload", "as_cluster", "as_policy"]
 
 
-def as_workload(workload: Any) -> Workload:
+# Kept for callers of the earlier API; schedlab.inputs.resolve_* do the work.
+def as_workload(workload: Any, *, seed: int = 0) -> Workload:
     """Accept a :class:`Workload`, a canonical DataFrame, a path, or ``builtin:<name>``."""
-    if isinstance(workload, Workload):
-        return workload
-    if isinstance(workload, pd.DataFrame):
-        return Workload.from_frame(workload, source="<DataFrame>", row_offset=0)
-    from schedlab.inputs import load_workload
-    return load_workload(workload)[0]
+    return resolve_workload(workload, seed=seed).workload
 
 
-def as_cluster(cluster: Any, workload_hint: Any = None) -> ClusterSpec:
-    if isinstance(cluster, ClusterSpec):
-        return cluster
-    if isinstance(cluster, pd.DataFrame):
-        from schedlab.cluster.spec import cluster_from_table
-        return cluster_from_table(cluster, source="<DataFrame>", row_offset=0)
-    from schedlab.inputs import load_cluster
-    return load_cluster(cluster)
+def as_cluster(cluster: Any) -> ClusterSpec:
+    return resolve_cluster(cluster)
 
 
 def as_policy(policy: Any, params: dict[str, Any] | None = None) -> Policy:
-    if isinstance(policy, Policy):
-        return policy
-    from schedlab.policies.registry import make_policy
-    return make_policy(str(policy), params)
+    return resolve_policy(policy, params)
 
 
 @dataclass
@@ -114,22 +103,33 @@ def _json_default(o: Any) -> Any:
 def simulate(workload: Any, cluster: Any, policy: Any, *, seed: int = 0,
              params: dict[str, Any] | None = None, config: EngineConfig | dict | None = None,
              progress: Callable[[float], None] | None = None,
-             until: float | None = None) -> RunResult:
+             until: float | None = None, trace_format: str | None = None,
+             lenient: bool = False) -> RunResult:
     """Run ``policy`` on ``workload`` and ``cluster`` and summarize.
+
+    ``schedlab run -w W -c C -p P -s S`` is ``simulate(W, C, P, seed=S)``: both resolve their
+    inputs with :func:`schedlab.inputs.resolve_run` and give identical results.
 
     Parameters
     ----------
     workload : Workload, DataFrame, path, or ``"builtin:<name>"``
-    cluster : ClusterSpec, DataFrame, path, or ``"builtin:<name>"``
+    cluster : ClusterSpec, DataFrame, path, ``"builtin:<name>"``, or ``"from-trace"``
     policy : a registry id (see ``schedlab.policy_ids()``) or a Policy instance
-    seed : seeds the policy's random generator (and nothing else: runs are deterministic)
+    seed : seeds the policy's random generator and a built-in workload's generator
+        (nothing else: runs are deterministic)
     params : policy parameters (validated)
     config : :class:`EngineConfig` or a dict of its fields
+    trace_format, lenient : how to read a trace file (as ``schedlab run --format/--lenient``)
     """
-    w = as_workload(workload)
-    c = as_cluster(cluster)
-    p = as_policy(policy, params)
-    cfg = config if isinstance(config, EngineConfig) else EngineConfig(**(config or {}))
+    inputs = resolve_run(workload, cluster, policy, seed=seed, params=params, config=config,
+                         trace_format=trace_format, lenient=lenient)
+    return run_resolved(inputs, progress=progress, until=until)
+
+
+def run_resolved(inputs: RunInputs, *, progress: Callable[[float], None] | None = None,
+                 until: float | None = None) -> RunResult:
+    """Run already resolved inputs (see :func:`schedlab.inputs.resolve_run`)."""
+    w, c, p, cfg, seed = inputs.workload, inputs.cluster, inputs.policy, inputs.config, inputs.seed
     t0 = time.perf_counter()
     sim = Simulation(w, c, p, seed=seed, config=cfg, progress=progress)
     if until is None:
@@ -141,9 +141,8 @@ def simulate(workload: Any, cluster: Any, policy: Any, *, seed: int = 0,
     jobs = summ.jobs_frame(sim, att)
     s = summ.summarize(sim, att, jobs)
     wall = time.perf_counter() - t0
-    import schedlab
     meta = {"policy": p.name, "params": p.describe_params(), "seed": seed,
             "engine": cfg.model_dump(), "workload": w.source, "cluster": c.name,
-            "n_machines": c.n_machines, "schedlab_version": schedlab.__version__,
+            "n_machines": c.n_machines, "schedlab_version": __version__,
             "wall_seconds": wall}
     return RunResult(summary=s, sim=sim, attempts=att, jobs=jobs, wall_seconds=wall, meta=meta)

@@ -1,12 +1,23 @@
-"""CLI commands ``compare``, ``sweep`` and ``reproduce all`` (mounted by cli/main.py)."""
+"""CLI commands ``compare``, ``sweep`` and ``reproduce all`` (mounted by cli/main.py).
+
+This module never imports cli/main.py: what both need lives in cli/_common.py.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
+from schedlab._version import __version__
+from schedlab.cli._common import console, err_console, fail, parse_params
 from schedlab.errors import InputError
+from schedlab.reports.compare import compare, mean_table, split_policies
+from schedlab.reports.reproduce_all import reproduce_all, write_combined_report
+from schedlab.reproduce.common import print_acceptance
+from schedlab.sweeps import sweep
 
 __all__ = ["register"]
 
@@ -24,18 +35,14 @@ def _compare_cmd(
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html."),
 ) -> None:
     """Run each policy on the same workload and cluster; write summary.csv and report.html."""
-    from schedlab.cli.main import console, fail
     try:
-        from schedlab.reports.compare import compare, split_policies
         labels = split_policies(policies)
         params: dict[str, dict] = {}
-        from schedlab.cli.main import _parse_params
-        for k, v in _parse_params(param).items():
+        for k, v in parse_params(param).items():
             if "." not in k:
                 raise InputError(f"--param {k}: write POLICY.KEY=VALUE")
             pol, key = k.rsplit(".", 1)
             params.setdefault(pol, {})[key] = v
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
         total = len(labels) * seeds
         with Progress(TextColumn("comparing"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.fields[last]}"), TimeRemainingColumn(),
@@ -52,9 +59,7 @@ def _compare_cmd(
 
 def _print_means(df, console) -> None:
     """Metrics as rows, policies as columns (fits a terminal)."""
-    from rich.table import Table
-    from schedlab.reports.compare import _mean_table
-    mt = _mean_table(df).set_index("policy")
+    mt = mean_table(df).set_index("policy")
     tab = Table(title="mean ± 95% CI over seeds")
     tab.add_column("metric")
     for p in mt.index:
@@ -75,8 +80,6 @@ def _sweep_cmd(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Run a parameter sweep; rerun the same command to resume an interrupted one."""
-    from schedlab.cli.main import console, err_console, fail
-    from schedlab.sweeps import sweep
     stats: dict = {}
     try:
         df = sweep(spec, backend=backend, address=address, out=out, workers=workers,
@@ -106,9 +109,6 @@ def _reproduce_all_cmd(
     quick: bool = typer.Option(False, "--quick", help="Reduced scale (for CI)."),
 ) -> None:
     """Run every paper reproduction in this build; write report.html with all of them."""
-    from schedlab.cli.main import console, fail
-    from schedlab.reproduce.common import print_acceptance
-    from schedlab.reports.reproduce_all import reproduce_all, write_combined_report
 
     def shown(oc) -> None:
         if oc.status == "ran":
@@ -116,9 +116,8 @@ def _reproduce_all_cmd(
 
     try:
         outcomes = reproduce_all(seeds=seeds, out=out, quick=quick, note=console.print, on_result=shown)
-        import schedlab
         meta = {"command": f"schedlab reproduce all --seeds {seeds} --out {out}" + (" --quick" if quick else ""),
-                "seeds": seeds, "quick": quick, "schedlab version": schedlab.__version__}
+                "seeds": seeds, "quick": quick, "schedlab version": __version__}
         path = write_combined_report(out / "report.html", outcomes, meta=meta)
     except InputError as exc:
         fail(exc)

@@ -8,17 +8,26 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from schedlab.cli import analysis_cmd, trace_cmd
+from schedlab.cli._common import console, err_console, fail, parse_params
+from schedlab.cli._progress import sim_progress
+from schedlab.config import RunConfig
 from schedlab.errors import InputError
+from schedlab.inputs import resolve_run
+from schedlab.policies.registry import describe_policies
+from schedlab.reproduce.common import print_acceptance
+from schedlab.run import run_resolved
 
-console = Console()
-err_console = Console(stderr=True)
+__all__ = ["app", "main", "print_summary"]
 
 app = typer.Typer(
     name="schedlab",
@@ -27,24 +36,6 @@ app = typer.Typer(
          "and reproduce the ROSE, DRS, DRESS and HYBRID papers.",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
-
-
-def fail(exc: InputError) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
-    raise typer.Exit(2)
-
-
-def _parse_params(items: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise InputError(f"--param {item!r} is not KEY=VALUE", expected="e.g. --param strict=true")
-        k, v = item.split("=", 1)
-        try:
-            out[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k.strip()] = v
-    return out
 
 
 def _load_config(path: Optional[Path]) -> dict[str, Any]:
@@ -56,17 +47,14 @@ def _load_config(path: Optional[Path]) -> dict[str, Any]:
     text = path.read_text()
     try:
         if path.suffix == ".toml":
-            import tomllib
             data = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            import yaml
+            import yaml  # lazy: start-up time, and only YAML configs need it
             data = yaml.safe_load(text) or {}
         else:
             data = json.loads(text)
     except Exception as exc:
         raise InputError(f"cannot parse: {exc}", file=str(path)) from None
-    from schedlab.config import RunConfig
-    from pydantic import ValidationError
     try:
         return RunConfig(**data).model_dump(exclude_none=True)
     except ValidationError as exc:
@@ -99,33 +87,24 @@ def run(
 
 def _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_format, lenient,
          show_progress) -> None:
-    from schedlab.engine.config import EngineConfig
-    from schedlab.inputs import load_cluster, load_workload
-    from schedlab.run import simulate
     cfg = _load_config(config)
     policy = policy or cfg.get("policy", "fifo")
     seed = seed if seed is not None else cfg.get("seed", 0)
-    params = {**cfg.get("params", {}), **_parse_params(param)}
+    params = {**cfg.get("params", {}), **parse_params(param)}
     engine = dict(cfg.get("engine", {}))
     if heartbeat is not None:
         engine["heartbeat_interval"] = heartbeat
-    from schedlab.policies.registry import make_policy
-    pol = make_policy(policy, params, source=str(config) if config else None)
     with console.status("loading workload..."):
-        w, trace_cluster = load_workload(workload, seed=seed, trace_format=trace_format, lenient=lenient)
-        if cluster == "from-trace":
-            if trace_cluster is None:
-                raise InputError("--cluster from-trace needs a trace that lists machines", file=workload)
-            c = trace_cluster
-        else:
-            c = load_cluster(cluster)
+        inputs = resolve_run(workload, cluster, policy, seed=seed, params=params, config=engine,
+                             trace_format=trace_format, lenient=lenient,
+                             policy_source=str(config) if config else None)
+    w, c, pol = inputs.workload, inputs.cluster, inputs.policy
     console.print(f"[bold]workload[/] {workload}: {w.n_jobs:,} jobs, {w.n_tasks:,} tasks, "
                   f"{w.n_instances:,} instances")
     console.print(f"[bold]cluster[/]  {c.name}: {c.describe()}")
     console.print(f"[bold]policy[/]   {pol.name} {pol.describe_params()}  seed={seed}")
-    from schedlab.cli._progress import sim_progress
     with sim_progress(w, enabled=show_progress, console=console) as cb:
-        res = simulate(w, c, pol, seed=seed, config=EngineConfig(**engine), progress=cb)
+        res = run_resolved(inputs, progress=cb)
     res.save(out)
     print_summary(res.summary, console)
     console.print(f"wrote {out}/summary.json, tasks.parquet, jobs.parquet "
@@ -154,7 +133,6 @@ def print_summary(s: dict[str, Any], con: Console | None = None) -> None:
 @app.command()
 def policies() -> None:
     """List the registered policies with a one-line description."""
-    from schedlab.policies.registry import describe_policies
     tab = Table(title="policies")
     tab.add_column("id", style="bold")
     tab.add_column("description")
@@ -169,14 +147,13 @@ app.add_typer(reproduce_app, name="reproduce")
 
 
 def _reproduce(paper: str, seeds: int, out: Path, quick: bool) -> bool:
-    try:
+    try:  # by name: a build may leave a paper out, and each pulls in its own solvers
         mod = importlib.import_module(f"schedlab.reproduce.{paper}")
     except ModuleNotFoundError:
         raise InputError(f"the {paper} reproduction is not available in this build") from None
-    from schedlab.reproduce.common import print_acceptance
+    out.mkdir(parents=True, exist_ok=True)   # as `reproduce all` does for each paper
     res = mod.reproduce(seeds=seeds, out=out, quick=quick)
     print_acceptance(res.checks, f"{paper.upper()} acceptance checks", console)
-    out.mkdir(parents=True, exist_ok=True)
     res.acceptance().to_csv(out / "acceptance.csv", index=False)
     console.print(f"wrote {out}/acceptance.csv ({res.wall_seconds:.0f} s)")
     return res.all_passed
@@ -199,13 +176,8 @@ for _paper in ("hybrid", "dress", "rose", "drs"):
     _make_reproduce_command(_paper)
 
 
-def _mount_subcommands() -> None:
-    from schedlab.cli import analysis_cmd, trace_cmd
-    app.add_typer(trace_cmd.trace_app, name="trace")
-    analysis_cmd.register(app, reproduce_app)
-
-
-_mount_subcommands()
+app.add_typer(trace_cmd.trace_app, name="trace")
+analysis_cmd.register(app, reproduce_app)
 
 
 def main() -> None:

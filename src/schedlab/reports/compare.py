@@ -8,8 +8,9 @@
 A policy is named by its registry id, optionally with parameters in brackets:
 ``"fifo[strict=true;placement=best-fit]"`` (values are parsed as JSON when they can be).
 The label (the whole string) names the policy's rows in the results. Seeds come from
-``numpy.random.SeedSequence.spawn`` (:func:`schedlab.reproduce.common.seed_list`), so the
-seed list is stable. A built-in workload is generated again for each seed (every
+``numpy.random.SeedSequence.spawn`` (:func:`schedlab.stats.seed_list`), so the
+seed list is stable. Each run is built by :func:`schedlab.inputs.resolve_run`, as
+``schedlab run`` and sweeps build theirs. A built-in workload is generated again for each seed (every
 policy sees the same jobs for a given seed); a file workload is the same for all seeds.
 
 ``summary.csv`` has one row per policy and seed (``kind == "run"``), then per policy a
@@ -21,18 +22,22 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from schedlab._version import __version__
 from schedlab.errors import InputError
+from schedlab.inputs import FROM_TRACE, resolve_cluster, resolve_config, resolve_policy, resolve_workload
+from schedlab.metrics.table import summary_row  # re-exported: it lived here before
+from schedlab.reports import plots
+from schedlab.reports.html import Section, _fmt, image_html, paragraph, table_html, write_html
+from schedlab.run import RunResult, simulate
+from schedlab.stats import mean_ci, seed_list
 
-if TYPE_CHECKING:
-    from schedlab.run import RunResult
-
-__all__ = ["compare", "parse_policy", "split_policies", "summary_row", "write_compare_report",
-           "DEFAULT_WORKLOAD", "DEFAULT_CLUSTER"]
+__all__ = ["compare", "parse_policy", "split_policies", "summary_row", "mean_table",
+           "write_compare_report", "DEFAULT_WORKLOAD", "DEFAULT_CLUSTER"]
 
 DEFAULT_WORKLOAD = "builtin:google-2011-like"
 DEFAULT_CLUSTER = "builtin:google-2011-like"
@@ -80,29 +85,6 @@ def parse_policy(label: str) -> tuple[str, dict[str, Any]]:
     return pid.strip(), params
 
 
-def summary_row(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The scalar metrics of a run summary (``per_class`` and other nested values dropped)."""
-    out = {}
-    for k, v in summary.items():
-        if isinstance(v, (bool, np.bool_)):
-            out[k] = bool(v)
-        elif isinstance(v, (int, float, np.integer, np.floating)):
-            out[k] = v
-    return out
-
-
-def _workload_for_seed(workload: Any, seed: int):
-    """``(Workload, trace cluster or None, description)``."""
-    from schedlab.run import as_workload
-    if callable(workload) and not isinstance(workload, (str, Path)):
-        return as_workload(workload(seed)), None, getattr(workload, "__name__", "callable")
-    if isinstance(workload, (str, Path)):
-        from schedlab.inputs import load_workload
-        w, tc = load_workload(workload, seed=seed)
-        return w, tc, str(workload)
-    return as_workload(workload), None, getattr(workload, "source", type(workload).__name__)
-
-
 def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] | str = ("fifo",),
             seeds: int | Sequence[int] = 5, out: str | Path | None = None,
             params: Mapping[str, Mapping[str, Any]] | None = None, *, base_seed: int = 0,
@@ -129,10 +111,6 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     pandas.DataFrame
         One row per (policy, seed) with ``kind == "run"``, then ``mean`` and ``ci95`` rows.
     """
-    from schedlab.reproduce.common import mean_ci, seed_list
-    from schedlab.run import as_cluster, simulate
-    from schedlab.policies.registry import make_policy
-
     workload = DEFAULT_WORKLOAD if workload is None else workload
     cluster = DEFAULT_CLUSTER if cluster is None else cluster
     labels = split_policies(policies) if isinstance(policies, str) else [str(p) for p in policies]
@@ -150,25 +128,23 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         pid, p = parse_policy(lab)
         p = {**p, **dict(params.get(pid, {})), **dict(params.get(lab, {}))} if lab != pid else \
             {**p, **dict(params.get(pid, {}))}
-        pol = make_policy(pid, p)          # validates now, before any run
+        pol = resolve_policy(pid, p)       # validates now, before any run
         specs.append((lab, pid, p, pol.describe_params()))
 
-    fixed_cluster = None
-    if not (isinstance(cluster, str) and cluster == "from-trace"):
-        fixed_cluster = as_cluster(cluster)
+    config = resolve_config(config)
+    # resolved once; "from-trace" is resolved per seed, with the machines of that seed's trace
+    run_cluster = cluster if isinstance(cluster, str) and cluster == FROM_TRACE else resolve_cluster(cluster)
     rows: list[dict[str, Any]] = []
-    first_runs: dict[str, "RunResult"] = {}
+    first_runs: dict[str, RunResult] = {}
     per_class_rows: list[dict[str, Any]] = []
     wdesc = ""
     t0 = time.perf_counter()
     n_done = 0
     for si, seed in enumerate(seed_values):
-        w, trace_cluster, wdesc = _workload_for_seed(workload, seed)
-        c = fixed_cluster if fixed_cluster is not None else trace_cluster
-        if c is None:
-            raise InputError("--cluster from-trace needs a trace that lists machines", file=str(workload))
+        loaded = resolve_workload(workload, seed=seed)
+        wdesc = loaded.label
         for lab, pid, p, full in specs:
-            res = simulate(w, c, make_policy(pid, p), seed=seed, config=config)
+            res = simulate(loaded, run_cluster, pid, params=p, seed=seed, config=config)
             row = {"kind": "run", "policy": lab, "policy_id": pid,
                    "params": json.dumps(full, sort_keys=True, default=str), "seed": seed,
                    "seed_index": si, **summary_row(res.summary), "wall_seconds": res.wall_seconds}
@@ -207,7 +183,6 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         if per_class_rows:
             pd.DataFrame(per_class_rows).to_csv(out / "per_class_seed0.csv", index=False)
         if report:
-            import schedlab
             c0 = next(iter(first_runs.values())).sim.spec
             meta = {
                 "workload": wdesc,
@@ -216,7 +191,7 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
                 "seeds": seed_values,
                 "seed derivation": f"SeedSequence({base_seed}).spawn({len(seed_values)})",
                 "engine config": next(iter(first_runs.values())).meta.get("engine", {}),
-                "schedlab version": schedlab.__version__,
+                "schedlab version": __version__,
                 "command": _command_line(workload, cluster, labels, len(seed_values), out),
             }
             write_compare_report(out / "report.html", df, first_runs, meta=meta,
@@ -235,11 +210,10 @@ def _command_line(workload: Any, cluster: Any, labels: Sequence[str], n: int, ou
     return " ".join(parts)
 
 
-def _mean_table(df: pd.DataFrame) -> pd.DataFrame:
+def mean_table(df: pd.DataFrame) -> pd.DataFrame:
     """Policy rows, key metrics as 'mean ± ci95' text."""
     means = df[df["kind"] == "mean"].set_index("policy")
     cis = df[df["kind"] == "ci95"].set_index("policy")
-    from schedlab.reports.html import _fmt
     out = {"policy": list(means.index)}
     for m in KEY_METRICS:
         if m not in means:
@@ -252,7 +226,7 @@ def _mean_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _outcome_table(runs: Mapping[str, "RunResult"]) -> pd.DataFrame:
+def _outcome_table(runs: Mapping[str, RunResult]) -> pd.DataFrame:
     rows = []
     for lab, res in runs.items():
         att = res.attempts
@@ -262,19 +236,17 @@ def _outcome_table(runs: Mapping[str, "RunResult"]) -> pd.DataFrame:
     return pd.DataFrame(rows).fillna(0)
 
 
-def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[str, "RunResult"], *,
+def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[str, RunResult], *,
                          meta: Mapping[str, Any], per_class: pd.DataFrame | None = None,
                          title: str = "schedlab policy comparison") -> Path:
     """Write the comparison's HTML report (plots use the first seed's run of each policy)."""
-    from schedlab.reports import plots
-    from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
     first_seed = summary.loc[summary["kind"] == "run", "seed"].iloc[0]
     note = f"Figures show the run with seed {first_seed} of each policy; tables cover all seeds."
     sec: list[Section] = []
     s = Section("summary", "Summary")
     s.add(paragraph("Mean over seeds ± half-width of the 95% confidence interval. "
                     "Times in seconds; utilizations are fractions of capacity."))
-    s.add(table_html(_mean_table(summary)))
+    s.add(table_html(mean_table(summary)))
     s.add(paragraph("Every run and the mean / ci95 rows (summary.csv):", cls="note"))
     show = [c for c in ["kind", "policy", "seed", *KEY_METRICS, "wall_seconds"] if c in summary]
     s.add(table_html(summary[show], row_class=["mean" if k != "run" else "" for k in summary["kind"]]))

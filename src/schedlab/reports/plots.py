@@ -225,7 +225,7 @@ def plot_evictions(summary: pd.DataFrame) -> "Figure":
     ``summary`` is the per-run table of :func:`schedlab.reports.compare.compare` (rows with
     ``kind == "run"``) or any frame with a ``policy`` column and the summary metrics.
     """
-    from schedlab.reproduce.common import mean_ci
+    from schedlab.stats import mean_ci
     runs = summary[summary["kind"] == "run"] if "kind" in summary else summary
     policies = list(dict.fromkeys(runs["policy"]))
     metrics = [m for m in _EVICTION_METRICS if m in runs]

@@ -6,6 +6,7 @@ with a note; a reproduction that raises is reported as an error and the others s
 """
 from __future__ import annotations
 
+import html
 import importlib
 import time
 import traceback
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pandas as pd
+
+from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
 
 __all__ = ["PAPERS", "PaperOutcome", "reproduce_all", "write_combined_report"]
 
@@ -67,19 +70,16 @@ def reproduce_all(*, seeds: int = 5, out: str | Path = "out/reproduce", quick: b
 
 
 def _figure_html(name: str, path: Path) -> str:
-    from schedlab.reports.html import image_html, paragraph
-    import html as _h
     suffix = path.suffix.lower()
     if suffix == ".png":
         return image_html(path.read_bytes(), name)
     if suffix == ".svg":
-        return f"<figure>{path.read_text()}<figcaption>{_h.escape(name)}</figcaption></figure>"
+        return f"<figure>{path.read_text()}<figcaption>{html.escape(name)}</figcaption></figure>"
     return paragraph(f"{name}: {path}")
 
 
 def write_combined_report(path: str | Path, outcomes: Sequence[PaperOutcome], *,
                           meta: dict[str, Any]) -> Path:
-    from schedlab.reports.html import Section, paragraph, table_html, write_html
     rows = []
     sections = []
     for oc in outcomes:
@@ -114,7 +114,7 @@ def write_combined_report(path: str | Path, outcomes: Sequence[PaperOutcome], *,
             rows.append({"paper": oc.paper.upper(), "status": "error", "checks": 0, "passed": 0,
                          "failed": 0, "wall_seconds": float("nan")})
             sections.append(Section(f"paper-{oc.paper}", f"{oc.paper.upper()}: error").add(
-                f"<pre>{__import__('html').escape(oc.error[-4000:])}</pre>"))
+                f"<pre>{html.escape(oc.error[-4000:])}</pre>"))
         else:
             rows.append({"paper": oc.paper.upper(), "status": "not in this build", "checks": 0,
                          "passed": 0, "failed": 0, "wall_seconds": float("nan")})

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from schedlab.stats import mean_ci, seed_list  # re-exported: the reproductions' seeds and CIs
 
 __all__ = ["Check", "ReproductionResult", "mean_ci", "acceptance_frame", "print_acceptance",
            "seed_list", "direction_holds"]
@@ -64,8 +67,6 @@ def acceptance_frame(checks: Sequence[Check]) -> pd.DataFrame:
 
 
 def print_acceptance(checks: Sequence[Check], title: str, console: Any = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
     console = console or Console()
     tab = Table(title=title, show_lines=False)
     for col in ("id", "claim", "paper", "measured", "accept", "result"):
@@ -74,24 +75,6 @@ def print_acceptance(checks: Sequence[Check], title: str, console: Any = None) -
         style = "green" if c.passed else "red"
         tab.add_row(c.id, c.claim, c.paper, c.measured, c.accept, f"[{style}]{c.verdict}[/]")
     console.print(tab)
-
-
-def mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """Mean and half-width of a Student-t confidence interval."""
-    from scipy import stats
-    x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
-    if len(x) == 0:
-        return float("nan"), float("nan")
-    if len(x) == 1:
-        return float(x[0]), float("nan")
-    h = stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
-    return float(x.mean()), float(h)
-
-
-def seed_list(n: int, base: int = 0) -> list[int]:
-    """Seeds derived with SeedSequence.spawn, as integers (stable across runs)."""
-    ss = np.random.SeedSequence(base)
-    return [int(s.generate_state(1)[0]) for s in ss.spawn(n)]
 
 
 def direction_holds(per_seed: Sequence[bool], *, need: float = 0.8) -> bool:

@@ -22,7 +22,8 @@ from schedlab.metrics.dress_metrics import (class_summary, compare_runs, estimat
                                             job_table, run_summary)
 from schedlab.policies.base import Place, Policy
 from schedlab.policies.dress import DressPolicy, YarnContainers, job_peak_demand
-from schedlab.reproduce.common import Check, ReproductionResult, direction_holds, seed_list
+from schedlab.reproduce.common import Check, ReproductionResult, direction_holds
+from schedlab.stats import seed_list
 from schedlab.workload.dress_workloads import (dress_cluster, mixed_workload, mr_workload,
                                                small_job_ids, spark_workload, swim_workload,
                                                toy_cluster, toy_workload)

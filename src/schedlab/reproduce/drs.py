@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from schedlab.metrics.drs_metrics import drs_summary, offered_load
-from schedlab.reproduce.common import Check, ReproductionResult, direction_holds, seed_list
+from schedlab.reproduce.common import Check, ReproductionResult, direction_holds
+from schedlab.stats import seed_list
 
 __all__ = ["reproduce", "run_one", "cost_grid", "throughput_grid", "check_d1", "check_d2",
            "check_d3", "check_d4", "check_d5", "check_d6", "check_d7", "ilp_gap_table",

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.reproduce.common import Check, ReproductionResult, mean_ci, seed_list
+from schedlab.reproduce.common import Check, ReproductionResult
+from schedlab.stats import mean_ci, seed_list
 
 __all__ = ["reproduce", "run_one", "SCENARIOS", "PAPER_TABLE2"]
 

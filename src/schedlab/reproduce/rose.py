@@ -34,7 +34,8 @@ import pandas as pd
 
 from schedlab.metrics.rose_metrics import (regular_p95_slowdown, rose_summary,
                                            speculative_shares, utilization_series)
-from schedlab.reproduce.common import Check, ReproductionResult, direction_holds, mean_ci, seed_list
+from schedlab.reproduce.common import Check, ReproductionResult, direction_holds
+from schedlab.stats import mean_ci, seed_list
 from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
 
 __all__ = ["reproduce", "checks_from_runs", "ARRIVAL_SPAN", "POLICIES", "ABLATIONS", "SENSITIVITY"]

@@ -20,15 +20,14 @@ from typing import Any
 import pandas as pd
 
 from schedlab.errors import InputError
+from schedlab.sweeps._progress import SweepProgress
+from schedlab.sweeps.local import run_local
+from schedlab.sweeps.ray_runner import run_ray
 from schedlab.sweeps.spec import SweepSpec, TrialConfig, load_spec
 from schedlab.sweeps.store import RESUME_SKIP, ResultStore, load_results
+from schedlab.sweeps.trial import run_trial
 
 __all__ = ["sweep", "SweepSpec", "TrialConfig", "load_spec", "load_results", "run_trial"]
-
-
-def run_trial(cfg: TrialConfig | dict[str, Any]) -> dict[str, Any]:
-    from schedlab.sweeps.trial import run_trial as _run
-    return _run(cfg)
 
 
 def sweep(spec_or_path: str | Path | dict | SweepSpec, backend: str = "local",
@@ -68,7 +67,6 @@ def sweep(spec_or_path: str | Path | dict | SweepSpec, backend: str = "local",
     skip_status = ("ok",) if retry_failed else RESUME_SKIP
     pending = [t for t in trials if present.get(t.trial_id) not in skip_status]
     t0 = time.perf_counter()
-    from schedlab.sweeps._progress import SweepProgress
     with SweepProgress(len(trials), len(trials) - len(pending), enabled=progress, console=console,
                        description=f"sweep {spec.name} ({backend})") as prog:
         def on_result(row: dict[str, Any]) -> None:
@@ -76,10 +74,8 @@ def sweep(spec_or_path: str | Path | dict | SweepSpec, backend: str = "local",
             prog.advance(row.get("status", "failed"))
         try:
             if backend == "local":
-                from schedlab.sweeps.local import run_local
                 run_local(pending, on_result, workers=workers, on_running=prog.set_running)
             else:
-                from schedlab.sweeps.ray_runner import run_ray
                 run_ray(pending, on_result, address=address, on_running=prog.set_running,
                         init_kwargs=ray_init)
         finally:

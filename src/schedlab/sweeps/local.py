@@ -6,13 +6,14 @@ resumes the sweep.
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, Callable, Sequence
 
 from schedlab.sweeps.spec import TrialConfig
-from schedlab.sweeps.trial import run_trial
+from schedlab.sweeps.trial import config_columns, run_trial
 
 __all__ = ["run_local", "default_workers"]
 
@@ -43,7 +44,6 @@ def run_local(trials: Sequence[TrialConfig], on_result: Callable[[dict[str, Any]
                 on_running(1)
             on_result(run_trial(cfg))
         return
-    import multiprocessing as mp
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     ex = ProcessPoolExecutor(max_workers=min(workers, len(trials)), mp_context=ctx,
                              initializer=_ignore_sigint)
@@ -57,7 +57,6 @@ def run_local(trials: Sequence[TrialConfig], on_result: Callable[[dict[str, Any]
                 cfg = pending.pop(fut)
                 exc = fut.exception()
                 if exc is not None:   # the worker process died (run_trial itself never raises)
-                    from schedlab.sweeps.trial import config_columns
                     row = {**config_columns(cfg), "status": "lost",
                            "error": f"{type(exc).__name__}: {exc}"}
                 else:

@@ -14,12 +14,13 @@ from typing import Any, Callable, Sequence
 
 from schedlab.errors import InputError
 from schedlab.sweeps.spec import TrialConfig
+from schedlab.sweeps.trial import config_columns, run_trial
 
 __all__ = ["run_ray"]
 
 
 def _import_ray():
-    try:
+    try:  # lazy: ray is an optional dependency (schedlab[ray])
         import ray
     except ImportError:
         msg = "the Ray backend needs ray: pip install 'schedlab[ray]'"
@@ -32,7 +33,6 @@ def run_ray(trials: Sequence[TrialConfig], on_result: Callable[[dict[str, Any]],
             on_running: Callable[[int], None] | None = None,
             init_kwargs: dict[str, Any] | None = None) -> None:
     ray = _import_ray()
-    from schedlab.sweeps.trial import config_columns, run_trial
     if not trials:
         return
     started = False

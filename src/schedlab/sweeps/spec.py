@@ -28,7 +28,7 @@ Parameter values:
   ``base_seed``, so the trial list, and so resuming, is reproducible.
 
 Every trial runs on every workload × cluster × seed. Seeds are
-``SeedSequence(base_seed).spawn(seeds)`` (:func:`schedlab.reproduce.common.seed_list`), the
+``SeedSequence(base_seed).spawn(seeds)`` (:func:`schedlab.stats.seed_list`), the
 same list :func:`schedlab.compare` uses, so a sweep and a comparison agree seed for seed.
 """
 from __future__ import annotations
@@ -36,13 +36,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import tomllib
 from pathlib import Path
 from typing import Any, Literal, Union
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from schedlab.engine.config import EngineConfig
 from schedlab.errors import InputError
+from schedlab.policies.registry import make_policy
+from schedlab.stats import seed_list
 
 __all__ = ["Range", "PolicyAxis", "SweepSpec", "TrialConfig", "load_spec", "trial_id"]
 
@@ -155,7 +159,6 @@ class SweepSpec(BaseModel):
         return self
 
     def seed_values(self) -> list[int]:
-        from schedlab.reproduce.common import seed_list
         if isinstance(self.seeds, int):
             return seed_list(self.seeds, self.base_seed)
         return [int(s) for s in self.seeds]
@@ -192,8 +195,6 @@ class SweepSpec(BaseModel):
         Each policy id and parameter set is validated against the registry first; a bad one
         is an :class:`InputError` naming the spec file.
         """
-        from schedlab.engine.config import EngineConfig
-        from schedlab.policies.registry import make_policy
         try:
             EngineConfig(**self.engine)
         except ValidationError as exc:
@@ -246,7 +247,6 @@ def load_spec(spec: str | Path | dict | SweepSpec) -> SweepSpec:
         if not path.exists():
             raise InputError("sweep spec not found", file=source)
         try:
-            import tomllib
             data = tomllib.loads(path.read_text())
         except Exception as exc:   # tomllib.TOMLDecodeError, UnicodeDecodeError
             raise InputError(f"cannot parse TOML: {exc}", file=source) from None

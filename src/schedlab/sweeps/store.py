@@ -24,6 +24,10 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schedlab.sweeps.trial import config_columns
 
 __all__ = ["ResultStore", "load_results", "RESUME_SKIP"]
 
@@ -48,8 +52,6 @@ class ResultStore:
         return n
 
     def write(self, row: dict[str, Any]) -> Path:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
         tid = row["trial_id"]
         final = self.path_for(tid)
         tmp = self.dir / f".trial-{tid}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
@@ -63,7 +65,6 @@ class ResultStore:
 
     def statuses(self) -> dict[str, str]:
         """``trial id -> status`` of every result file present."""
-        import pyarrow.parquet as pq
         out = {}
         for p in self.dir.glob("trial-*.parquet"):
             tid = p.stem[len("trial-"):]
@@ -76,7 +77,6 @@ class ResultStore:
         return out
 
     def write_manifest(self, spec_text: str | None, trials: Sequence[Any]) -> None:
-        from schedlab.sweeps.trial import config_columns
         if spec_text is not None:
             _atomic_text(self.root / "sweep.toml", spec_text)
         rows = [config_columns(t) for t in trials]

@@ -1,7 +1,8 @@
 """One trial: a pure function of its :class:`~schedlab.sweeps.spec.TrialConfig`.
 
 :func:`run_trial` builds the workload (a built-in workload is generated from the trial's
-seed), the cluster and the policy, runs the simulation and returns one flat result row:
+seed), the cluster and the policy with :func:`schedlab.inputs.resolve_run`, as
+``schedlab run`` does, runs the simulation and returns one flat result row:
 the config columns beside the metrics. It never raises: an exception becomes a row with
 ``status == "failed"`` and the error text, so a sweep goes on.
 
@@ -17,6 +18,10 @@ import traceback
 from functools import lru_cache
 from typing import Any
 
+from schedlab.cluster.spec import ClusterSpec
+from schedlab.inputs import FROM_TRACE, LoadedWorkload, resolve_cluster, resolve_workload
+from schedlab.metrics.table import summary_row
+from schedlab.run import simulate
 from schedlab.sweeps.spec import TrialConfig
 
 __all__ = ["run_trial", "config_columns", "CONFIG_COLUMNS", "BOOKKEEPING_COLUMNS"]
@@ -27,16 +32,15 @@ CONFIG_COLUMNS = ("trial_id", "label", "policy", "params", "workload", "cluster"
 BOOKKEEPING_COLUMNS = ("status", "error", "wall_seconds", "host", "pid", "finished_at")
 
 
+# A worker runs many trials on the same few workloads and clusters: load each once.
 @lru_cache(maxsize=4)
-def _workload(spec: str, seed: int):
-    from schedlab.inputs import load_workload
-    return load_workload(spec, seed=seed)
+def _workload(spec: str, seed: int) -> LoadedWorkload:
+    return resolve_workload(spec, seed=seed)
 
 
 @lru_cache(maxsize=4)
-def _cluster(spec: str):
-    from schedlab.inputs import load_cluster
-    return load_cluster(spec)
+def _cluster(spec: str) -> ClusterSpec | str:
+    return spec if spec == FROM_TRACE else resolve_cluster(spec)
 
 
 def config_columns(cfg: TrialConfig) -> dict[str, Any]:
@@ -60,20 +64,8 @@ def run_trial(cfg: TrialConfig | dict[str, Any]) -> dict[str, Any]:
     row = config_columns(cfg)
     t0 = time.perf_counter()
     try:
-        from schedlab.engine.config import EngineConfig
-        from schedlab.policies.registry import make_policy
-        from schedlab.reports.compare import summary_row
-        from schedlab.run import simulate
-        w, trace_cluster = _workload(cfg.workload, int(cfg.seed))
-        if cfg.cluster == "from-trace":
-            if trace_cluster is None:
-                msg = f"cluster 'from-trace' but {cfg.workload} lists no machines"
-                raise ValueError(msg)
-            c = trace_cluster
-        else:
-            c = _cluster(cfg.cluster)
-        res = simulate(w, c, make_policy(cfg.policy, cfg.params), seed=int(cfg.seed),
-                       config=EngineConfig(**cfg.engine))
+        res = simulate(_workload(cfg.workload, int(cfg.seed)), _cluster(cfg.cluster), cfg.policy,
+                       params=cfg.params, seed=int(cfg.seed), config=cfg.engine)
         metrics = summary_row(res.summary)
         metrics["per_class"] = json.dumps(res.summary.get("per_class", {}), sort_keys=True, default=str)
         row.update({"status": "ok", "error": ""})

@@ -1,0 +1,63 @@
+"""``schedlab compare``: summary.csv (runs, means, CIs), per-class table and report."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import schedlab
+from schedlab.stats import mean_ci, seed_list
+
+LABELS = ("fifo", "fifo[strict=true]")
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory, workload_csv, cluster_csv):
+    from typer.testing import CliRunner
+    from schedlab.cli.main import app
+    out = tmp_path_factory.mktemp("compare")
+    res = CliRunner().invoke(app, ["compare", "-w", str(workload_csv), "-c", str(cluster_csv),
+                                   "-p", ",".join(LABELS), "--seeds", "2", "-o", str(out),
+                                   "--param", "fifo.placement=best-fit"])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_summary_has_runs_means_and_cis(compared):
+    df = pd.read_csv(compared / "summary.csv")
+    runs = df[df["kind"] == "run"]
+    # 2 policies × 2 seeds, then one mean and one ci95 row per policy
+    assert len(runs) == 4 and (df["kind"] == "mean").sum() == 2 and (df["kind"] == "ci95").sum() == 2
+    assert set(runs["policy"]) == set(LABELS)
+    assert sorted(runs["seed"].unique()) == sorted(seed_list(2, 0))
+    for label in LABELS:
+        waits = runs.loc[runs["policy"] == label, "mean_wait"].tolist()
+        m, h = mean_ci(waits)
+        got = df[df["policy"] == label].set_index("kind")["mean_wait"]
+        assert got["mean"] == pytest.approx(m) and got["ci95"] == pytest.approx(h, nan_ok=True)
+
+
+def test_params_reach_every_policy(compared):
+    runs = pd.read_csv(compared / "summary.csv").query("kind == 'run'")
+    params = {p: json.loads(s) for p, s in zip(runs["policy"], runs["params"])}
+    assert params["fifo"]["placement"] == "best-fit"
+    assert params["fifo[strict=true]"] == {**params["fifo"], "strict": True}
+
+
+def test_each_run_is_the_api_run(compared, workload_csv, cluster_csv):
+    runs = pd.read_csv(compared / "summary.csv").query("kind == 'run' and policy == 'fifo'")
+    seed = int(runs["seed"].iloc[0])
+    api = schedlab.simulate(str(workload_csv), str(cluster_csv), "fifo", seed=seed,
+                            params={"placement": "best-fit"})
+    assert runs["makespan"].iloc[0] == pytest.approx(api.summary["makespan"], rel=1e-12)
+    assert runs["mean_wait"].iloc[0] == pytest.approx(api.summary["mean_wait"], rel=1e-12)
+
+
+def test_report_and_per_class_table(compared):
+    html = (compared / "report.html").read_text()
+    for label in LABELS:
+        assert label in html
+    assert html.count("data:image/png;base64,") == 5
+    per_class = pd.read_csv(compared / "per_class_seed0.csv")
+    assert set(per_class["policy"]) == set(LABELS)
