@@ -16,7 +16,7 @@ import pandas as pd
 from schedlab.errors import InputError
 
 __all__ = [
-    "RESOURCES", "COMPRESSIBLE", "R_CPU", "R_MEM", "R_DISK", "R_NET", "R_SLOTS",
+    "RESOURCES", "COMPRESSIBLE", "FIT_TOLERANCE", "R_CPU", "R_MEM", "R_DISK", "R_NET", "R_SLOTS",
     "ClusterSpec", "cluster_from_table", "read_cluster", "homogeneous_cluster",
 ]
 
@@ -24,6 +24,11 @@ RESOURCES: tuple[str, ...] = ("cpu", "mem", "disk", "net", "slots")
 R_CPU, R_MEM, R_DISK, R_NET, R_SLOTS = range(5)
 #: Resources whose over-use slows tasks down instead of killing them.
 COMPRESSIBLE: tuple[int, ...] = (R_CPU, R_DISK, R_NET)
+#: Slack allowed when a request is compared with free capacity (``req <= free + tol``), so
+#: that sums of float requests that exactly fill a machine still fit. The engine's checks
+#: and every policy's fit tests use this one value; they must agree, or a policy would
+#: propose placements the engine rejects.
+FIT_TOLERANCE: float = 1e-9
 
 _OPTIONAL_CAPACITY = ("disk", "net", "slots")
 

@@ -15,7 +15,7 @@ from schedlab.cluster.spec import RESOURCES
 
 if TYPE_CHECKING:
     from schedlab.engine.simulation import Simulation
-    from schedlab.policies.base import Trigger
+    from schedlab.cluster.actions import Trigger
 
 __all__ = ["ClusterView", "RunningGroups"]
 

@@ -13,7 +13,7 @@ class on a machine slow down by the same factor (processor sharing), and a rate 
 costs O(log n) instead of O(n).
 
 The engine never imports policies: it talks to any object with the
-:class:`~schedlab.policies.base.Policy` interface.
+:class:`~schedlab.cluster.actions.SchedulingPolicy` interface.
 """
 from __future__ import annotations
 
@@ -25,18 +25,19 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from schedlab.cluster.spec import COMPRESSIBLE, R_CPU, R_MEM, R_SLOTS, RESOURCES, ClusterSpec
+from schedlab.cluster.actions import (Dequeue, Drop, Enqueue, Place, Preempt, Promote, Reserve,
+                                      Status, Trigger, Unreserve)
+from schedlab.cluster.spec import (COMPRESSIBLE, FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS, RESOURCES,
+                                   ClusterSpec)
 from schedlab.cluster.state import FREE, RUNNING, STARTING, GroupTable
 from schedlab.engine import events as ev
 from schedlab.engine.config import EngineConfig
 from schedlab.engine.ledger import Ledger
 from schedlab.errors import InputError
-from schedlab.policies.base import (Dequeue, Drop, Enqueue, Place, Preempt, Promote, Reserve,
-                                    Status, Trigger, Unreserve)
 from schedlab.workload.job import Workload
 
 if TYPE_CHECKING:
-    from schedlab.policies.base import Policy
+    from schedlab.cluster.actions import SchedulingPolicy as Policy
 
 __all__ = ["Simulation", "OUTCOMES", "FINAL_NAMES"]
 
@@ -48,7 +49,6 @@ _OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 FINAL_NAMES = ("unfinished", "completed", "dropped", "failed")
 FIN_NONE, FIN_COMPLETED, FIN_DROPPED, FIN_FAILED = range(4)
 
-_EPS = 1e-9
 _PRIO_COMPLETE = ev._PRIORITY[ev.COMPLETE]
 _MAX_REDECIDE = 4
 _OK = (Status.OK, "")
@@ -91,7 +91,7 @@ class Simulation:
         self._duration = workload.duration.astype(float).tolist()
         # --- machines -------------------------------------------------------
         self.capacity = cluster.capacity.copy()
-        self._cap_eps = self.capacity + _EPS
+        self._cap_eps = self.capacity + FIT_TOLERANCE
         self._slots_limited = bool(np.isfinite(self.capacity[:, R_SLOTS]).any())
         self._n_tasks = T
         self._n_machines = M
@@ -211,7 +211,7 @@ class Simulation:
         # a task fits if some machine can hold one instance on every resource
         fits = np.zeros(w.n_tasks, dtype=bool)
         for m_cap in np.unique(cap, axis=0):
-            fits |= (w.request <= m_cap[None, :] + _EPS).all(axis=1)
+            fits |= (w.request <= m_cap[None, :] + FIT_TOLERANCE).all(axis=1)
         if not fits.all():
             t = int(np.flatnonzero(~fits)[0])
             worst = int(np.argmax(w.request[t] / np.maximum(cap.max(axis=0), 1e-300)))
@@ -634,7 +634,7 @@ class Simulation:
         heap = self.heaps[i]
         gen = self.groups.gen
         v_now = self._vc[i] + (self.now - self._vt[i]) * self._rate[i]
-        tol = _EPS * max(1.0, abs(v_now))
+        tol = FIT_TOLERANCE * max(1.0, abs(v_now))
         first = True
         while heap:
             vf, gid, g = heap[0]
@@ -896,13 +896,13 @@ class Simulation:
     def _check_memory(self, m: int) -> None:
         cap = self._cap_rows[m][R_MEM]
         cu0, cu1 = self._cu[m]
-        if cu0[R_MEM] + cu1[R_MEM] <= cap * (1 + _EPS) + _EPS:
+        if cu0[R_MEM] + cu1[R_MEM] <= cap * (1 + FIT_TOLERANCE) + FIT_TOLERANCE:
             return
         actions = self.policy.on_memory_pressure(self.view, m)
         if actions:
             self.apply(actions)
         guard = 0
-        while cu0[R_MEM] + cu1[R_MEM] > cap * (1 + _EPS) + _EPS and guard < 100000:
+        while cu0[R_MEM] + cu1[R_MEM] > cap * (1 + FIT_TOLERANCE) + FIT_TOLERANCE and guard < 100000:
             guard += 1
             victim = self._default_victim(m)
             if victim is None:
@@ -975,7 +975,7 @@ class Simulation:
         arow = self._alloc_rows[m]
         capr = self._cap_rows[m]
         if self._slots_limited and (arow[R_SLOTS] + self._opp_rows[m][R_SLOTS] + n
-                                    > capr[R_SLOTS] + _EPS):
+                                    > capr[R_SLOTS] + FIT_TOLERANCE):
             return Status.UNSCHEDULABLE, f"machine {m} has no free slot"
         if not opp:
             if self.reservations:
@@ -984,12 +984,12 @@ class Simulation:
                 free = self.capacity[m] - np.asarray(arow) - self.reserved[m]
                 if own is not None:
                     free = free + own
-                bad = bool((need > free + _EPS).any())
+                bad = bool((need > free + FIT_TOLERANCE).any())
             else:
                 bad = False
                 tv = self._tvec.get(t)
                 for r, v in (tv if tv is not None else self._task_vectors(t))[0]:
-                    if arow[r] + v * n > capr[r] + _EPS:
+                    if arow[r] + v * n > capr[r] + FIT_TOLERANCE:
                         bad = True
                         break
             if bad:
@@ -1122,7 +1122,7 @@ class Simulation:
         t, m, n = int(G.task[gid]), int(G.machine[gid]), int(G.count[gid])
         need = self.w.request[t] * n
         free = self.capacity[m] - self.allocated[m] - self.reserved[m]
-        if (need > free + _EPS).any():
+        if (need > free + FIT_TOLERANCE).any():
             return Status.UNSCHEDULABLE, f"not enough free allocation on machine {m}"
         self._touch(m)
         # the group's record will say "regular" from its allocation: take back the part of
@@ -1150,7 +1150,7 @@ class Simulation:
         amount = np.zeros(_NR)
         amount[:len(a.amount)] = a.amount
         free = self.capacity[a.machine] - self.allocated[a.machine] - self.reserved[a.machine]
-        if (amount > free + _EPS).any():
+        if (amount > free + FIT_TOLERANCE).any():
             return Status.UNSCHEDULABLE, f"cannot reserve more than is free on machine {a.machine}"
         key = (a.machine, a.job)
         self.reservations[key] = self.reservations.get(key, np.zeros(_NR)) + amount

@@ -31,7 +31,7 @@ from bisect import insort
 
 import numpy as np
 
-from schedlab.policies.base import Place
+from schedlab.cluster.actions import Place
 
 __all__ = ["FirstFitIndex"]
 

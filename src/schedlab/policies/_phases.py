@@ -13,12 +13,12 @@ from typing import Callable
 
 import numpy as np
 
-from schedlab.policies.base import Place
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.cluster.actions import Place
 
 __all__ = ["fit_counts", "fits_any", "spread", "candidate_mask", "active_columns",
            "greedy_place", "machine_order"]
 
-_EPS = 1e-9
 _FRONTIER_MIN = 4
 _REFILTER_WINDOW = 2048
 _CHUNK = 256            # machines per block of the first-fit index on large clusters

@@ -11,8 +11,9 @@ from typing import Callable
 
 import numpy as np
 
+from schedlab.cluster.spec import FIT_TOLERANCE
 from schedlab.policies._phases import Frontier, active_columns, fit_counts
-from schedlab.policies.base import Place
+from schedlab.cluster.actions import Place
 
 __all__ = ["progressive_filling"]
 
@@ -63,7 +64,7 @@ def progressive_filling(view, workload, share_of: Callable[[np.ndarray], float])
                 one = share_of(alloc[j] + full_req) - share_of(alloc[j])
                 if one > 0:
                     room = heap[0][0] - share_of(alloc[j] + full_req)
-                    k = min(k, 1 + max(int(room // one + 1e-9), 0))
+                    k = min(k, 1 + max(int(room // one + FIT_TOLERANCE), 0))
             actions.append(Place(t, m, k))
             free[m] -= req * k
             free_full[m, cols] = free[m]

@@ -7,7 +7,8 @@ import numpy as np
 
 from schedlab.cluster.spec import R_MEM
 from schedlab.policies._phases import greedy_place
-from schedlab.policies.base import Place, Policy, PolicyParams
+from schedlab.cluster.actions import Place
+from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.cluster.spec import R_SLOTS
+from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
 from schedlab.policies._drs.common import COLS, fits_one, least_loaded
 from schedlab.policies._drs.common import dominates_any as _dominates
@@ -66,7 +66,7 @@ class ClrPolicy(BaselinePolicy):
         for t in order:
             t = int(t)
             j = int(w.job[t])
-            if not can_split and top[R_SLOTS] < 1 - 1e-9:
+            if not can_split and top[R_SLOTS] < 1 - FIT_TOLERANCE:
                 break
             req = w.request[t]
             for _ in range(int(view.pending[t])):
@@ -105,7 +105,7 @@ class ClrPolicy(BaselinePolicy):
             return -1
         ks, us, es, excess = ks[ok], us[ok], es[ok], excess[ok]
         f = free[ks][:, COLS] + w.request[us][:, COLS]
-        ok = (f + 1e-9 >= w.request[t, COLS]).all(axis=1)
+        ok = (f + FIT_TOLERANCE >= w.request[t, COLS]).all(axis=1)
         if not ok.any():
             return -1
         ks, us, es, excess = ks[ok], us[ok], es[ok], excess[ok]

@@ -15,7 +15,8 @@ import pandas as pd
 from schedlab.cluster.spec import R_SLOTS
 from schedlab.policies._dress_estimators import JobTracker, StartupDelay, adjust_delta
 from schedlab.policies._phases import fit_counts, spread
-from schedlab.policies.base import Place, Policy, PolicyParams
+from schedlab.cluster.actions import Place
+from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import make_policy, register
 
 __all__ = ["DressPolicy", "YarnContainers", "job_peak_demand", "app_ordered", "SD", "LD"]

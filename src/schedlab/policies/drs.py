@@ -52,7 +52,7 @@ from typing import Literal
 
 import numpy as np
 
-from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
+from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS
 from schedlab.policies._drs.common import COLS, Book, fits
 from schedlab.policies._drs.dag import ancestor_sets, remaining_critical_path
 from schedlab.policies._drs.gossip import GossipNet, route_job
@@ -60,7 +60,8 @@ from schedlab.policies._drs.greedy import pack_score, select
 from schedlab.policies._drs.ilp import Instance, solve_ilp
 from schedlab.policies._drs.predictor import (WaitHistory, mutual_reinforcement,
                                               queue_len_only, queued_work_level)
-from schedlab.policies.base import Enqueue, Place, Policy, PolicyParams
+from schedlab.cluster.actions import Enqueue, Place
+from schedlab.policies.base import Policy, PolicyParams
 
 
 class SolverPlanRejected(RuntimeWarning):
@@ -280,7 +281,7 @@ class DrsPolicy(Policy):
         for n, k in enumerate(ks):
             fc = free.item(k, R_CPU)
             fm = free.item(k, R_MEM)
-            if (fc + 1e-9 < rc or fm + 1e-9 < rm or free.item(k, R_SLOTS) + 1e-9 < rs
+            if (fc + FIT_TOLERANCE < rc or fm + FIT_TOLERANCE < rm or free.item(k, R_SLOTS) + FIT_TOLERANCE < rs
                     or qc.item(k) != 0):
                 continue
             svc = dur / speed[k]
@@ -308,9 +309,9 @@ class DrsPolicy(Policy):
                 return k, True, 0.0, 0.0, 0.0
         # stage 3: queue (or start) anywhere in the domain, full rule with predicted waits
         dom = L.domain_workers[int(L.domain[s])]
-        ks = dom[(cap[dom][:, COLS] + 1e-9 >= req[COLS]).all(axis=1)]
+        ks = dom[(cap[dom][:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1)]
         if not len(ks):
-            ks = np.flatnonzero((cap[:, COLS] + 1e-9 >= req[COLS]).all(axis=1))
+            ks = np.flatnonzero((cap[:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1))
         starts_now = fits(free[ks], req) & (self.book.queued_count[ks] == 0)
         Wmr, Wql = self._predict(ks, starts_now, now)
         Wact = Wmr if self.params.predictor == "mr" else Wql

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.cluster.spec import R_SLOTS
+from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
 from schedlab.policies._drs.common import COLS, fits_one, least_loaded
 from schedlab.policies._drs.common import dominates_any as _dominates
@@ -63,7 +63,7 @@ class NatjamPolicy(BaselinePolicy):
         can_evict = True        # after one failed eviction search, later (EDF) tasks skip it
         for t in order:
             t = int(t)
-            if not can_evict and top[R_SLOTS] < 1 - 1e-9:
+            if not can_evict and top[R_SLOTS] < 1 - FIT_TOLERANCE:
                 break           # nothing can start: no free processor, no victim
             dl = self.job_deadline[w.job[t]]
             req = w.request[t]
@@ -100,7 +100,7 @@ class NatjamPolicy(BaselinePolicy):
             return -1
         ks, us, es, du = ks[ok], us[ok], es[ok], du[ok]
         f = free[ks][:, COLS] + w.request[us][:, COLS]
-        ok = (f + 1e-9 >= w.request[t, COLS]).all(axis=1)
+        ok = (f + FIT_TOLERANCE >= w.request[t, COLS]).all(axis=1)
         if not ok.any():
             return -1
         ks, us, es, du = ks[ok], us[ok], es[ok], du[ok]

@@ -13,7 +13,8 @@ from typing import Literal
 import numpy as np
 
 from schedlab.cluster.spec import R_MEM, R_SLOTS
-from schedlab.policies.base import Place, Policy, PolicyParams, Preempt
+from schedlab.cluster.actions import Place, Preempt
+from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
 __all__ = ["PriorityPolicy", "PriKPolicy", "OUTCOME_PRIORITY", "OUTCOME_DROP",

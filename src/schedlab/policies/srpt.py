@@ -23,7 +23,7 @@ import numpy as np
 
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
 from schedlab.policies._drs.common import fits_one
-from schedlab.policies.base import Enqueue
+from schedlab.cluster.actions import Enqueue
 from schedlab.policies.registry import register
 
 __all__ = ["SrptPolicy"]

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from schedlab.cluster.spec import FIT_TOLERANCE
 from schedlab.policies._phases import active_columns
-from schedlab.policies.base import Place, Policy, PolicyParams
+from schedlab.cluster.actions import Place
+from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
 
@@ -12,7 +14,7 @@ def _fit_matrix(free: np.ndarray, req: np.ndarray) -> np.ndarray:
     """(K, M): how many instances of each request fit on each machine."""
     with np.errstate(divide="ignore", invalid="ignore"):
         per = np.where(req[:, None, :] > 0,
-                       np.floor((free[None, :, :] + 1e-9) / np.where(req > 0, req, 1.0)[:, None, :]),
+                       np.floor((free[None, :, :] + FIT_TOLERANCE) / np.where(req > 0, req, 1.0)[:, None, :]),
                        np.inf)
     out = per.min(axis=2)
     out = np.where(np.isfinite(out), out, 1 << 40)

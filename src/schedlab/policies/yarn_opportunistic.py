@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from schedlab.cluster.spec import FIT_TOLERANCE
 from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState
 from schedlab.policies.registry import register
 
@@ -96,7 +97,7 @@ class YarnOpportunisticPolicy(LayeredPolicy):
             req = self.workload.request[t]
             fin = np.isfinite(st.cap[m])
             left = st.free[m] - st.spec_req[m]
-            return bool((req[fin] <= left[fin] + 1e-9).all())
+            return bool((req[fin] <= left[fin] + FIT_TOLERANCE).all())
         return super().can_launch(st, m, t)
 
     def dispatch(self, view, st: TickState) -> None:
@@ -110,9 +111,9 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         req = self.workload.request
         fin = np.isfinite(st.cap).all(axis=0)
         free = st.free[alive][:, fin]
-        roomy = free[(free >= req[tasks][:, fin].min(axis=0) - 1e-9).all(axis=1)]
+        roomy = free[(free >= req[tasks][:, fin].min(axis=0) - FIT_TOLERANCE).all(axis=1)]
         if len(roomy):
-            fits = (req[tasks][:, None, fin] <= roomy[None, :, :] + 1e-9).all(axis=2).any(axis=1)
+            fits = (req[tasks][:, None, fin] <= roomy[None, :, :] + FIT_TOLERANCE).all(axis=2).any(axis=1)
             tasks = tasks[~fits]
             if not len(tasks):
                 return

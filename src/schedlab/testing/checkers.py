@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from schedlab.cluster.spec import FIT_TOLERANCE
+
 __all__ = ["check_invariants", "check_policy"]
 
 _EPS = 1e-6
@@ -86,7 +88,7 @@ def _check_capacity(sim: Any, reg: pd.DataFrame) -> None:
         sel = machines == mm
         cum[sel] = np.cumsum(deltas[sel], axis=0)
     cap = sim.capacity[machines]
-    over = (cum > cap * (1 + 1e-9) + _EPS) & np.isfinite(cap)
+    over = (cum > cap * (1 + FIT_TOLERANCE) + _EPS) & np.isfinite(cap)
     if over.any():
         i, r = np.argwhere(over)[0]
         msg = (f"machine {sim.spec.machine_ids[machines[i]]} allocated {cum[i, r]:g} > capacity "
@@ -98,7 +100,7 @@ def check_policy(policy_id: str, *, params: dict | None = None, seed: int = 0) -
     """Conformance: no view mutation, determinism per seed, only known tasks/machines."""
     from schedlab.cluster.spec import homogeneous_cluster
     from schedlab.engine.simulation import Simulation
-    from schedlab.policies.base import Place, Enqueue
+    from schedlab.cluster.actions import Place, Enqueue
     from schedlab.policies.registry import make_policy
     from schedlab.workload.generators import phased_jobs
     from schedlab.workload.job import Workload

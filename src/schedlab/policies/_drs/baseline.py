@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.cluster.spec import R_SLOTS
+from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.common import COLS, Book, fits_one
-from schedlab.policies.base import Dequeue, Enqueue, Place, Policy, PolicyParams, Preempt
+from schedlab.cluster.actions import Dequeue, Enqueue, Place, Preempt
+from schedlab.policies.base import Policy, PolicyParams
 
 __all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy"]
 
@@ -136,7 +137,7 @@ class QueuePolicy(BaselinePolicy):
         ks = self._eligible_cache.get(t)
         if ks is None:
             cap = self.cluster.capacity
-            ks = np.flatnonzero((cap[:, COLS] + 1e-9 >= self.workload.request[t, COLS])
+            ks = np.flatnonzero((cap[:, COLS] + FIT_TOLERANCE >= self.workload.request[t, COLS])
                                 .all(axis=1))
             self._eligible_cache[t] = ks
         return ks

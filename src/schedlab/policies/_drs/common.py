@@ -10,13 +10,13 @@ from collections import deque
 
 import numpy as np
 
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 
 __all__ = ["COLS", "fits", "fits_one", "dominates_any", "least_loaded", "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
 COLS = np.array([R_CPU, R_MEM, R_SLOTS])
-_EPS = 1e-9
 
 
 def fits(free: np.ndarray, req: np.ndarray) -> np.ndarray:

@@ -37,12 +37,13 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 from schedlab.cluster.spec import R_CPU, R_MEM
-from schedlab.policies.base import Dequeue, Enqueue, Place, Policy, PolicyParams, Preempt, Promote
+from schedlab.cluster.actions import Dequeue, Enqueue, Place, Preempt, Promote
+from schedlab.policies.base import Policy, PolicyParams
 
 __all__ = ["LayeredParams", "SpeculativeParams", "LayeredPolicy", "TickState"]
 
-_EPS = 1e-9
 _NL = 4          # load metrics: cpu, mem, disk, net
 _GOLDEN = 0.6180339887498949
 
