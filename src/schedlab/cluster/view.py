@@ -1,6 +1,7 @@
 """The read-only view of the cluster that policies decide on.
 
-Arrays are read-only numpy views of the engine's state (cheap: nothing is copied), so a
+The view wraps the engine's :class:`~schedlab.engine.state.ClusterState`. Arrays are
+read-only numpy views of that state (cheap: nothing is copied), so a
 policy can neither change the cluster behind the engine's back nor pay for deep copies.
 Arrays index the machine first, then the resource (see :data:`RESOURCES`).
 """
@@ -14,8 +15,8 @@ from schedlab.cluster.state import FREE, RUNNING
 from schedlab.cluster.spec import RESOURCES
 
 if TYPE_CHECKING:
-    from schedlab.engine.simulation import Simulation
     from schedlab.cluster.actions import Trigger
+    from schedlab.engine.state import ClusterState
 
 __all__ = ["ClusterView", "RunningGroups"]
 
@@ -32,8 +33,8 @@ class RunningGroups:
     __slots__ = ("gid", "task", "machine", "count", "start_time", "alloc_time", "opportunistic",
                  "sticky", "running", "attempt", "v_progress")
 
-    def __init__(self, sim: "Simulation") -> None:
-        G = sim.groups
+    def __init__(self, state: "ClusterState") -> None:
+        G = state.groups
         ids = np.flatnonzero(G.state != FREE)
         self.gid = ids
         self.task = G.task[ids]
@@ -59,12 +60,12 @@ class ClusterView:
 
     resources = RESOURCES
 
-    def __init__(self, sim: "Simulation") -> None:
-        self._sim = sim
+    def __init__(self, state: "ClusterState") -> None:
+        self._state = state
         self._trigger: "Trigger | None" = None
-        self.cluster = sim.spec
-        self.workload = sim.w
-        s = sim
+        self.cluster = state.spec
+        self.workload = state.w
+        s = state
         self.capacity = _ro(s.capacity)
         self.speed = _ro(s.speed)
         self.alive = _ro(s.alive)
@@ -88,42 +89,42 @@ class ClusterView:
     @property
     def allocated(self) -> np.ndarray:
         """(M, R) regular allocation: the sum of granted requests."""
-        self._sim._alloc.array()
+        self._state._alloc.array()
         return self._allocated
 
     @property
     def opportunistic_allocated(self) -> np.ndarray:
         """(M, R) allocation of opportunistic (over-subscribed) work."""
-        self._sim._opp.array()
+        self._state._opp.array()
         return self._opportunistic_allocated
 
     @property
     def used(self) -> np.ndarray:
         """(M, R) actual usage after contention."""
-        self._sim._used.array()
+        self._state._used.array()
         return self._used
 
     @property
     def job_allocated(self) -> np.ndarray:
         """(J, R) regular allocation held by each job."""
-        self._sim.job_alloc             # published on demand: most policies never read it
+        self._state.job_alloc             # published on demand: most policies never read it
         return self._job_allocated
 
     @property
     def queue_allocated(self) -> np.ndarray:
         """(Q, R) regular allocation held by each queue."""
-        self._sim.queue_alloc
+        self._state.queue_alloc
         return self._queue_allocated
 
     @property
     def contention_factor(self) -> np.ndarray:
         """(M, 2) share of nominal speed that regular / opportunistic work gets now."""
-        return _ro(np.asarray(self._sim._factor).reshape(-1, 2))
+        return _ro(np.asarray(self._state.contention_factors()).reshape(-1, 2))
 
     # -- time and trigger -------------------------------------------------
     @property
     def now(self) -> float:
-        return self._sim.now
+        return self._state.now
 
     @property
     def trigger(self) -> "Trigger":
@@ -132,7 +133,7 @@ class ClusterView:
     @property
     def heartbeat_machine(self) -> int | None:
         """In heartbeat mode, the node whose heartbeat this is (regular placements go there)."""
-        return self._sim._heartbeat_machine
+        return self._state.heartbeat_machine
 
     # -- derived arrays ------------------------------------------------------
     def free(self, machines: np.ndarray | None = None) -> np.ndarray:
@@ -142,13 +143,13 @@ class ClusterView:
         capacity, so any policy behaves like YARN's node-heartbeat-driven scheduler.
         With ``machines`` (indices), only those rows, in that order.
         """
-        s = self._sim
+        s = self._state
         if machines is not None:
             m = np.asarray(machines, dtype=np.int64)
             f = s.capacity[m] - s.allocated[m] - s.reserved[m]
             f[:, -1] = s.capacity[m, -1] - (s.allocated[m, -1] + s.opp_allocated[m, -1])
             f[~s.alive[m]] = 0.0
-            hb = s._heartbeat_machine
+            hb = s.heartbeat_machine
             if hb is not None:
                 f[m != hb] = 0.0
             return f
@@ -160,7 +161,7 @@ class ClusterView:
         f[:, -1] -= s.opp_allocated[:, -1]          # a slot is taken by any container
         if s.n_dead:
             f[~s.alive] = 0.0
-        hb = s._heartbeat_machine
+        hb = s.heartbeat_machine
         if hb is not None:
             keep = f[hb].copy()
             f[:] = 0.0
@@ -169,15 +170,15 @@ class ClusterView:
 
     def idle(self) -> np.ndarray:
         """Physically unused capacity (capacity minus actual usage); dead machines have none."""
-        s = self._sim
+        s = self._state
         f = s.capacity - s.used
         f[~s.alive] = 0.0
         return f
 
     def pending_tasks(self) -> np.ndarray:
         """Tasks with pending instances, in order of first readiness (FIFO)."""
-        s = self._sim
-        head = s._ready_head
+        s = self._state
+        head = s.ready_head
         order = s.ready_order
         pend = s.pending
         ended = s.ended
@@ -185,28 +186,28 @@ class ClusterView:
         # skip the prefix of tasks that can never be pending again
         while head < s.n_ready and ended[order[head]] == inst[order[head]]:
             head += 1
-        s._ready_head = head
+        s.ready_head = head
         window = order[head:s.n_ready]
         return window[pend[window] > 0]
 
     def running_groups(self) -> RunningGroups:
-        return RunningGroups(self._sim)
+        return RunningGroups(self._state)
 
     def groups_on(self, machine: int) -> list[int]:
-        return sorted(self._sim.groups_on[machine])
+        return sorted(self._state.groups_on[machine])
 
     def group_progress(self, gid: int) -> float:
         """Nominal seconds of work done by a running group."""
-        s = self._sim
+        s = self._state
         G = s.groups
         m, c = int(G.machine[gid]), int(G.cls[gid])
         if G.state[gid] != RUNNING:
             return 0.0
-        return float(s._vnow(2 * m + c) - G.v_start[gid])
+        return float(s.vnow(2 * m + c) - G.v_start[gid])
 
     def group_remaining(self, gid: int) -> float:
         """Nominal seconds of work left for a running group."""
-        s = self._sim
+        s = self._state
         G = s.groups
         if G.state[gid] != RUNNING:
             return float(G.work[gid])
@@ -215,16 +216,16 @@ class ClusterView:
     def node_queue(self, machine: int) -> list[tuple[int, int, float, bool]]:
         """Entries of a node-local queue as (task, count, enqueue_time, opportunistic)."""
         return [(e.task, len(e.ids), e.enqueue_time, e.opportunistic)
-                for e in self._sim.node_queue[machine]]
+                for e in self._state.node_queue[machine]]
 
     def evictions_of(self, task: int) -> np.ndarray:
         """Attempts so far of each instance of ``task`` (evictions/kills that requeued it)."""
-        s = self._sim
+        s = self._state
         w = s.w
         return s.attempts[w.inst_offset[task]:w.inst_offset[task + 1]].copy()
 
     def requeued_attempts(self, task: int) -> list[int]:
         """Attempt counts of the requeued pending instances of ``task``."""
-        s = self._sim
+        s = self._state
         base = int(s.w.inst_offset[task])
         return [int(s.attempts[base + i]) for i in s.requeued.get(task, [])]

@@ -13,6 +13,8 @@ import pandas as pd
 
 from schedlab.cluster.spec import RESOURCES
 
+from schedlab.engine.records import OUTCOMES
+
 if TYPE_CHECKING:
     from schedlab.engine.simulation import Simulation
 
@@ -26,9 +28,9 @@ ATTEMPT_FIELDS = ("task", "inst_lo", "count", "machine", "alloc_time", "start_ti
 
 def attempts_frame(sim: "Simulation") -> pd.DataFrame:
     """Group-level attempt records, sorted by (end_time, task, instance)."""
-    from schedlab.engine.simulation import OUTCOMES
-    if sim.rec:
-        cols = list(zip(*sim.rec))
+    rows = sim.records.attempts
+    if rows:
+        cols = list(zip(*rows))
         df = pd.DataFrame({name: np.asarray(col) for name, col in zip(ATTEMPT_FIELDS, cols)})
     else:
         df = pd.DataFrame({name: np.zeros(0) for name in ATTEMPT_FIELDS})
@@ -63,7 +65,7 @@ def expand_instances(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
         "attempt": att["attempt"].to_numpy()[rep],
         "machine_id": machine_cat,
         "submit_time": w.submit_time[task],
-        "ready_time": sim.ready_time[task],
+        "ready_time": sim.records.ready_time[task],
         "start_time": att["start_time"].to_numpy()[rep],
         "end_time": att["end_time"].to_numpy()[rep],
         "outcome": att["outcome_name"].to_numpy()[rep],
@@ -77,7 +79,7 @@ def expand_instances(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
 
 def levels_frame(sim: "Simulation") -> pd.DataFrame:
     """Cluster-wide step series: at ``time`` the totals change to the row's values."""
-    buf = sim.level_buf[:sim.n_levels]
+    buf = sim.records.levels()
     R = len(RESOURCES)
     data = {"time": buf[:, 0]}
     for r, name in enumerate(RESOURCES):
@@ -89,33 +91,35 @@ def levels_frame(sim: "Simulation") -> pd.DataFrame:
 
 def machines_frame(sim: "Simulation") -> pd.DataFrame:
     """Per-machine time-weighted mean utilization (allocated and used) while alive."""
-    alive = np.maximum(sim.area_alive, 1e-300)
+    recs = sim.records
+    alive = np.maximum(recs.area_alive, 1e-300)
     df = pd.DataFrame({"machine_id": sim.spec.machine_ids.astype(str),
-                       "alive_seconds": sim.area_alive})
+                       "alive_seconds": recs.area_alive})
     for r, name in enumerate(RESOURCES):
-        cap = sim.capacity[:, r]
+        cap = sim.spec.capacity[:, r]
         if not np.isfinite(cap).any():
             continue
         with np.errstate(invalid="ignore", divide="ignore"):
-            df[f"{name}_util_allocated"] = sim.area_alloc[:, r] / alive / cap
-            df[f"{name}_util_used"] = sim.area_used[:, r] / alive / cap
+            df[f"{name}_util_allocated"] = recs.area_alloc[:, r] / alive / cap
+            df[f"{name}_util_used"] = recs.area_used[:, r] / alive / cap
     return df
 
 
 def samples_frame(sim: "Simulation") -> pd.DataFrame:
     """Long table of per-machine utilization snapshots (for heat maps)."""
-    if not sim.samples_t:
+    recs = sim.records
+    if not recs.samples_t:
         return pd.DataFrame(columns=["time", "machine_id", "resource", "used", "allocated"])
-    T = len(sim.samples_t)
+    T = len(recs.samples_t)
     M = sim.spec.n_machines
-    used = np.stack(sim.samples_used)      # (T, M, R-1)
-    alloc = np.stack(sim.samples_alloc)
+    used = np.stack(recs.samples_used)      # (T, M, R-1)
+    alloc = np.stack(recs.samples_alloc)
     frames = []
     for r, name in enumerate(RESOURCES[:-1]):
-        if not np.isfinite(sim.capacity[:, r]).any():
+        if not np.isfinite(sim.spec.capacity[:, r]).any():
             continue
         frames.append(pd.DataFrame({
-            "time": np.repeat(sim.samples_t, M),
+            "time": np.repeat(recs.samples_t, M),
             "machine_id": np.tile(sim.spec.machine_ids.astype(str), T),
             "resource": name,
             "used": used[:, :, r].ravel(),

@@ -50,21 +50,21 @@ def jobs_frame(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
     submit = np.full(J, np.inf)
     np.minimum.at(submit, w.job, w.submit_time)
     first = np.full(J, np.inf)
-    fs = np.where(np.isnan(sim.first_start), np.inf, sim.first_start)
+    fs = np.where(np.isnan(sim.records.first_start), np.inf, sim.records.first_start)
     np.minimum.at(first, w.job, fs)
     first[np.isinf(first)] = np.nan
     prio = np.full(J, -(1 << 62), dtype=np.int64)
     np.maximum.at(prio, w.job, w.priority)
     n_inst = np.bincount(w.job, weights=w.instances, minlength=J)
-    done = np.bincount(w.job, weights=sim.completed, minlength=J)
-    ended = np.bincount(w.job, weights=sim.ended, minlength=J)
+    done = np.bincount(w.job, weights=sim.records.completed, minlength=J)
+    ended = np.bincount(w.job, weights=sim.records.ended, minlength=J)
     deadline = np.full(J, np.inf)
     dl = np.where(np.isnan(w.deadline), np.inf, w.deadline)
     np.minimum.at(deadline, w.job, dl)
     deadline[np.isinf(deadline)] = np.nan
     queue = np.asarray(w.queue_names, dtype=object)[w.queue[w.job_tasks[w.job_tasks_ptr[:-1]]]] \
         if J else np.zeros(0, dtype=object)
-    end = sim.job_end
+    end = sim.records.job_end
     df = pd.DataFrame({
         "job_id": w.job_ids.astype(str),
         "submit_time": submit,
@@ -92,7 +92,7 @@ def _task_level(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
     """Completed attempts (group rows) with response and slowdown, weighted by count."""
     ok = att[att["outcome"].to_numpy() == 0]
     t = ok["task"].to_numpy()
-    resp = ok["end_time"].to_numpy() - sim.ready_time[t]
+    resp = ok["end_time"].to_numpy() - sim.records.ready_time[t]
     with np.errstate(invalid="ignore", divide="ignore"):
         slow = resp / np.maximum(sim.w.duration[t], 1e-9)
     return pd.DataFrame({"task": t, "count": ok["count"].to_numpy(), "response": resp,
@@ -117,7 +117,8 @@ def _wmean(x: np.ndarray, w: np.ndarray) -> float:
 
 def summarize(sim: "Simulation", att: pd.DataFrame, jobs: pd.DataFrame) -> dict[str, Any]:
     w = sim.w
-    end_all = np.nanmax(sim.job_end) if np.isfinite(sim.job_end).any() else sim.now
+    recs = sim.records
+    end_all = np.nanmax(recs.job_end) if np.isfinite(recs.job_end).any() else sim.now
     makespan = float(end_all - sim.first_submit) if w.n_tasks else 0.0
     tl = _task_level(sim, att)
     out: dict[str, Any] = {
@@ -129,29 +130,29 @@ def summarize(sim: "Simulation", att: pd.DataFrame, jobs: pd.DataFrame) -> dict[
         "jobs_submitted": int(w.n_jobs),
         "jobs_finished": int(jobs["finished"].sum()),
         "tasks_submitted": int(w.n_tasks),
-        "tasks_completed": int((sim.completed == w.instances).sum()),
+        "tasks_completed": int((recs.completed == w.instances).sum()),
         "instances_submitted": int(w.n_instances),
-        "instances_completed": int(sim.completed.sum()),
-        "instances_dropped": int(sim.counters["drops"]),
-        "instances_unfinished": int(w.n_instances - sim.ended.sum()),
+        "instances_completed": int(recs.completed.sum()),
+        "instances_dropped": int(recs.counters["drops"]),
+        "instances_unfinished": int(w.n_instances - recs.ended.sum()),
         "mean_task_response": _wmean(tl["response"].to_numpy(), tl["count"].to_numpy()),
         "mean_task_slowdown": _wmean(tl["slowdown"].to_numpy(), tl["count"].to_numpy()),
-        "evictions": int(sim.counters["evictions"]),
-        "preemptions": int(sim.counters["preemptions"]),
-        "kills": int(sim.counters["kills"]),
-        "failures": int(sim.counters["failures"]),
-        "wasted_cpu_seconds": float(sim.wasted_cpu_seconds),
+        "evictions": int(recs.counters["evictions"]),
+        "preemptions": int(recs.counters["preemptions"]),
+        "kills": int(recs.counters["kills"]),
+        "failures": int(recs.counters["failures"]),
+        "wasted_cpu_seconds": float(recs.wasted_cpu_seconds),
         "throughput_jobs_per_s": float(jobs["finished"].sum() / makespan) if makespan > 0 else float("nan"),
         "jain_fairness": jain_index(_inverse(jobs["slowdown"].to_numpy())),
-        "decisions": int(sim.counters["decisions"]),
-        "actions_applied": int(sim.counters["actions_applied"]),
-        "actions_rejected": int(sim.counters["actions_rejected"]),
+        "decisions": int(recs.counters["decisions"]),
+        "actions_applied": int(recs.counters["actions_applied"]),
+        "actions_rejected": int(recs.counters["actions_rejected"]),
         "stuck": bool(sim.stuck),
     }
     if jobs["met_deadline"].notna().any():
         met = jobs["met_deadline"].fillna(0).to_numpy()
         out["deadline_met_jobs_per_s"] = float(met.sum() / makespan) if makespan > 0 else float("nan")
-    buf = sim.level_buf[:sim.n_levels]
+    buf = recs.levels()
     R = len(RESOURCES)
     end_t = float(end_all) if w.n_tasks else sim.now
     for r, name in enumerate(RESOURCES):

@@ -272,7 +272,7 @@ def plot_heatmap(runs: Mapping[str, "RunResult"], resource: str = "cpu", *, used
         times = np.unique(s["time"].to_numpy(float))
         mids = res.sim.spec.machine_ids.astype(str)
         from schedlab.cluster.spec import RESOURCES
-        cap = np.asarray(res.sim.capacity[:, RESOURCES.index(resource)], float)
+        cap = np.asarray(res.sim.spec.capacity[:, RESOURCES.index(resource)], float)
         val = s["used" if used else "allocated"].to_numpy(float)
         # samples_frame lays rows out time-major, machines in spec order
         mat = val.reshape(len(times), len(mids)).T

@@ -37,7 +37,7 @@ def check_invariants(result: Any, *, drained: bool = True) -> None:
     e = att["end_time"].to_numpy()
     assert (a[started] <= s[started] + _EPS).all(), "an attempt starts before its allocation"
     assert (s[started] <= e[started] + _EPS).all(), "an attempt ends before it starts"
-    lv = sim.level_buf[:sim.n_levels, 0]
+    lv = sim.records.levels()[:, 0]
     assert (np.diff(lv) >= 0).all(), "the level series goes back in time"
     # --- submission and parents ----------------------------------------------
     t = att["task"].to_numpy()
@@ -46,7 +46,7 @@ def check_invariants(result: Any, *, drained: bool = True) -> None:
     if len(w.parent_idx):
         child = np.repeat(np.arange(w.n_tasks), np.diff(w.parent_ptr))
         parent_end = np.full(w.n_tasks, -np.inf)
-        np.maximum.at(parent_end, child, sim.end_time[w.parent_idx])
+        np.maximum.at(parent_end, child, sim.records.end_time[w.parent_idx])
         bad = ok & (a + _EPS < parent_end[t])
         assert not bad.any(), (f"task {w.task_ids[t[bad][0]]} of job {w.job_ids[w.job[t[bad][0]]]} "
                                "started before a parent ended")
@@ -60,7 +60,7 @@ def check_invariants(result: Any, *, drained: bool = True) -> None:
     assert (counts <= 1).all(), f"instance {int(np.argmax(counts > 1))} ended more than once"
     if drained and not sim.stuck:
         assert (counts == 1).all(), f"{int((counts == 0).sum())} instances never ended"
-    assert (sim.final[counts == 1] > 0).all(), "final state disagrees with the records"
+    assert (sim.records.final[counts == 1] > 0).all(), "final state disagrees with the records"
     # --- capacity -----------------------------------------------------------
     reg = att[~att["opportunistic"].to_numpy()]
     if len(reg):
@@ -87,7 +87,7 @@ def _check_capacity(sim: Any, reg: pd.DataFrame) -> None:
     for mm in np.unique(machines):
         sel = machines == mm
         cum[sel] = np.cumsum(deltas[sel], axis=0)
-    cap = sim.capacity[machines]
+    cap = sim.spec.capacity[machines]
     over = (cum > cap * (1 + FIT_TOLERANCE) + _EPS) & np.isfinite(cap)
     if over.any():
         i, r = np.argwhere(over)[0]

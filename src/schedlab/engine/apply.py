@@ -1,0 +1,258 @@
+"""Checking and applying a policy's actions.
+
+Each action is checked against the current :class:`~schedlab.engine.state.ClusterState`
+and either applied or rejected with a :class:`~schedlab.cluster.actions.Status` and a
+reason, after Ray's and Kubernetes' scheduling frameworks. Rejections are counted and the
+first 10,000 are kept in the run's records.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from schedlab.cluster.actions import (Dequeue, Drop, Enqueue, Place, Preempt, Promote, Reserve,
+                                      Status, Unreserve)
+from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS, RESOURCES
+from schedlab.cluster.state import FREE, RUNNING
+from schedlab.engine.records import FIN_DROPPED, OUT_DROPPED, OUTCOME_CODE, RunRecords
+from schedlab.engine.state import ClusterState
+from schedlab.engine.tasks import QueueEntry
+
+__all__ = ["ActionApplier"]
+
+_NR = len(RESOURCES)
+_OK = (Status.OK, "")
+_MAX_REJECTIONS_KEPT = 10000
+
+
+class ActionApplier:
+    """Applies actions to one run's state; ``oversubscribes`` is the policy's declaration
+    that it may place opportunistic work."""
+
+    def __init__(self, state: ClusterState, records: RunRecords, *,
+                 oversubscribes: bool) -> None:
+        self.state = state
+        self.records = records
+        self.oversubscribes = oversubscribes
+
+    def apply(self, actions: Sequence[Any]) -> int:
+        """Check and apply actions in order. Returns how many were applied."""
+        applied = 0
+        for a in actions:
+            handler = _HANDLERS.get(type(a))
+            if handler is None:
+                self._reject(a, Status.ERROR, f"unknown action type {type(a).__name__}")
+                continue
+            status, why = handler(self, a)
+            if status is Status.OK:
+                applied += 1
+            else:
+                self._reject(a, status, why)
+        self.records.counters["actions_applied"] += applied
+        return applied
+
+    def _reject(self, action: Any, status: Status, why: str) -> None:
+        recs = self.records
+        recs.counters["actions_rejected"] += 1
+        st = self.state
+        if type(action) is Place and 0 <= action.machine < st._n_machines:
+            st.changes.freed.add(action.machine)     # the policy's picture of it was wrong
+        key = f"{type(action).__name__}:{status.value}"
+        recs.rejection_counts[key] = recs.rejection_counts.get(key, 0) + 1
+        if len(recs.rejections) < _MAX_REJECTIONS_KEPT:
+            recs.rejections.append((st.now, type(action).__name__, status.value, why))
+
+    # ------------------------------------------------------------ handlers
+    def _place(self, a: Place) -> tuple[Status, str]:
+        st = self.state
+        t, m, n = a.task, a.machine, a.count
+        if not (0 <= t < st._n_tasks and 0 <= m < st._n_machines and st._alive_rows[m]):
+            if not 0 <= t < st._n_tasks:
+                return Status.INFEASIBLE, f"unknown task {t}"
+            return Status.INFEASIBLE, st.valid_machine(m)
+        if n < 1:
+            return Status.ERROR, f"count {n} < 1"
+        opp = a.opportunistic
+        if opp and not self.oversubscribes:
+            return Status.INFEASIBLE, "policy does not declare oversubscribes=True"
+        hb = st.heartbeat_machine
+        if hb is not None and not a.from_queue and m != hb and not opp:
+            return Status.UNSCHEDULABLE, f"machine {m} is not the heartbeating node"
+        arow = st._alloc_rows[m]
+        capr = st._cap_rows[m]
+        if st._slots_limited and (arow[R_SLOTS] + st._opp_rows[m][R_SLOTS] + n
+                                  > capr[R_SLOTS] + FIT_TOLERANCE):
+            return Status.UNSCHEDULABLE, f"machine {m} has no free slot"
+        if not opp:
+            if st.reservations:
+                need = st.w.request[t] * n
+                own = st.reservations.get((m, int(st.w.job[t])))
+                free = st.capacity[m] - np.asarray(arow) - st.reserved[m]
+                if own is not None:
+                    free = free + own
+                bad = bool((need > free + FIT_TOLERANCE).any())
+            else:
+                bad = False
+                tv = st._tvec.get(t)
+                for r, v in (tv if tv is not None else st._task_vectors(t))[0]:
+                    if arow[r] + v * n > capr[r] + FIT_TOLERANCE:
+                        bad = True
+                        break
+            if bad:
+                need = st.w.request[t] * n
+                free = st.capacity[m] - np.asarray(arow) - st.reserved[m]
+                r = int(np.argmax(need - free))
+                return Status.UNSCHEDULABLE, (f"{RESOURCES[r]} {need[r]:g} > free {free[r]:g} "
+                                              f"on machine {m}")
+        if a.from_queue:
+            runs = st.take_from_node_queue(t, m, n)
+            if runs is None:
+                return Status.UNSCHEDULABLE, f"fewer than {n} instances of task {t} queued at {m}"
+        else:
+            if st.pending[t] < n:
+                return Status.UNSCHEDULABLE, f"task {t} has {st.pending[t]} pending, not {n}"
+            st.pending[t] -= n
+            st.pending_total -= n
+            if t not in st.requeued and not st.reservations:
+                # the common case: fresh instances only, one group
+                lo = int(st.fresh_next[t])
+                st.fresh_next[t] = lo + n
+                st.dirty.add(m)
+                st.new_group(t, m, lo, n, opp, a.sticky, a.resumable, a.startup_delay, math.nan)
+                return _OK
+            runs = [(lo, k, np.nan) for lo, k in st.take_pending(t, n)]
+        st.dirty.add(m)
+        if not opp and st.reservations:
+            own = st.reservations.get((m, int(st.w.job[t])))
+            if own is not None:
+                used_res = np.minimum(own, st.w.request[t] * n)
+                own -= used_res
+                st.reserved[m] -= used_res
+        for lo, k, qt in runs:
+            st.new_group(t, m, lo, k, a.opportunistic, a.sticky, a.resumable,
+                         a.startup_delay, qt)
+        return _OK
+
+    def _enqueue(self, a: Enqueue) -> tuple[Status, str]:
+        st = self.state
+        t, m, n = a.task, a.machine, a.count
+        if not 0 <= t < st.w.n_tasks:
+            return Status.INFEASIBLE, f"unknown task {t}"
+        bad = st.valid_machine(m)
+        if bad:
+            return Status.INFEASIBLE, bad
+        if st.pending[t] < n or n < 1:
+            return Status.UNSCHEDULABLE, f"task {t} has {st.pending[t]} pending, not {n}"
+        st.pending[t] -= n
+        st.pending_total -= n
+        ids: list[int] = []
+        for lo, k in st.take_pending(t, n):
+            ids.extend(range(lo, lo + k))
+        st.node_queue[m].append(QueueEntry(t, ids, st.now, a.opportunistic))
+        st.queue_length[m] += n
+        st.queued_total += n
+        return _OK
+
+    def _dequeue(self, a: Dequeue) -> tuple[Status, str]:
+        st = self.state
+        bad = (st.valid_machine(a.machine) if 0 <= a.machine < st._n_machines
+               else "unknown machine")
+        if bad.startswith("unknown"):
+            return Status.INFEASIBLE, bad
+        taken = st.take_from_node_queue(a.task, a.machine, a.count)
+        if taken is None:
+            return Status.UNSCHEDULABLE, f"fewer than {a.count} instances of task {a.task} queued"
+        ids: list[int] = []
+        for lo, k, _ in taken:
+            ids.extend(range(lo, lo + k))
+        st.return_to_pending(a.task, ids)
+        return _OK
+
+    def _preempt(self, a: Preempt) -> tuple[Status, str]:
+        st = self.state
+        G = st.groups
+        gid = a.group
+        if not 0 <= gid < G.capacity or G.state[gid] == FREE:
+            return Status.INFEASIBLE, f"group {gid} is not running"
+        if a.outcome not in ("preempted", "evicted", "killed", "failed"):
+            return Status.ERROR, f"unknown outcome {a.outcome!r}"
+        if a.count is not None and a.count < 1:
+            return Status.ERROR, f"count {a.count} < 1"
+        st.end_group(gid, a.count, OUTCOME_CODE[a.outcome], requeue=a.requeue, reason=a.reason)
+        return _OK
+
+    def _drop(self, a: Drop) -> tuple[Status, str]:
+        st = self.state
+        t, n = a.task, a.count
+        if not 0 <= t < st.w.n_tasks:
+            return Status.INFEASIBLE, f"unknown task {t}"
+        if st.pending[t] < n or n < 1:
+            return Status.UNSCHEDULABLE, f"task {t} has {st.pending[t]} pending, not {n}"
+        st.pending[t] -= n
+        st.pending_total -= n
+        base = int(st.w.inst_offset[t])
+        for lo, k in st.take_pending(t, n):
+            self.records.attempts.append((t, lo, k, -1, np.nan, np.nan, st.now, OUT_DROPPED,
+                                          int(st.attempts[base + lo]), 0, 0, np.nan, 1, 0.0))
+            st.final[base + lo: base + lo + k] = FIN_DROPPED
+        self.records.counters["drops"] += n
+        st.instances_ended(t, n)
+        return _OK
+
+    def _promote(self, a: Promote) -> tuple[Status, str]:
+        st = self.state
+        G = st.groups
+        gid = a.group
+        if not 0 <= gid < G.capacity or G.state[gid] == FREE:
+            return Status.INFEASIBLE, f"group {gid} is not running"
+        if not G.cls[gid]:
+            return Status.ERROR, f"group {gid} is already regular"
+        t, m, n = int(G.task[gid]), int(G.machine[gid]), int(G.count[gid])
+        need = st.w.request[t] * n
+        free = st.capacity[m] - st.allocated[m] - st.reserved[m]
+        if (need > free + FIT_TOLERANCE).any():
+            return Status.UNSCHEDULABLE, f"not enough free allocation on machine {m}"
+        st.dirty.add(m)
+        # the group's record will say "regular" from its allocation: take back the part of
+        # the allocated-area integral that was opportunistic (see engine.areas)
+        st._area_alloc_adj[m] -= need * (st.now - float(G.alloc_time[gid]))
+        st.charge(m, 1, t, -n, usage=False)
+        st.charge(m, 0, t, n, usage=False)
+        if G.state[gid] == RUNNING:
+            st.charge(m, 1, t, -n, alloc=False)
+            st.charge(m, 0, t, n, alloc=False)
+            st._regroup_clock(gid, m)
+        G.cls[gid] = 0
+        return _OK
+
+    def _reserve(self, a: Reserve) -> tuple[Status, str]:
+        st = self.state
+        bad = st.valid_machine(a.machine)
+        if bad:
+            return Status.INFEASIBLE, bad
+        amount = np.zeros(_NR)
+        amount[:len(a.amount)] = a.amount
+        free = st.capacity[a.machine] - st.allocated[a.machine] - st.reserved[a.machine]
+        if (amount > free + FIT_TOLERANCE).any():
+            return Status.UNSCHEDULABLE, f"cannot reserve more than is free on machine {a.machine}"
+        key = (a.machine, a.job)
+        st.reservations[key] = st.reservations.get(key, np.zeros(_NR)) + amount
+        st.reserved[a.machine] += amount
+        return _OK
+
+    def _unreserve(self, a: Unreserve) -> tuple[Status, str]:
+        st = self.state
+        if (a.machine, a.job) not in st.reservations:
+            return Status.INFEASIBLE, f"no reservation for job {a.job} on machine {a.machine}"
+        st.unreserve(a.machine, a.job)
+        return _OK
+
+
+_HANDLERS: dict[type, Callable[[ActionApplier, Any], tuple[Status, str]]] = {
+    Place: ActionApplier._place, Enqueue: ActionApplier._enqueue,
+    Dequeue: ActionApplier._dequeue, Preempt: ActionApplier._preempt,
+    Drop: ActionApplier._drop, Promote: ActionApplier._promote,
+    Reserve: ActionApplier._reserve, Unreserve: ActionApplier._unreserve,
+}

@@ -1,0 +1,471 @@
+"""The cluster's mutable state: ledgers, virtual clocks, running groups and task queues.
+
+:class:`ClusterState` changes only through its transitions (start a group, end one, add or
+remove a machine, ...). A transition never calls the event loop or the policy: it reports
+what it caused, and the loop decides what to do about it.
+
+* Tasks made ready, instances ended and machines with room freed go into ``changes``, the
+  :class:`~schedlab.cluster.actions.Trigger` the loop hands to the policy next.
+* :meth:`ClusterState.refresh_dirty` returns the machines it re-timed; the loop checks them
+  with :meth:`ClusterState.over_memory` and relieves memory pressure.
+* Completions and container start-ups are scheduled on the loop's event queue, which the
+  state is given; attempts and outcomes are written to the run's
+  :class:`~schedlab.engine.records.RunRecords`.
+
+Progress model: every machine has two *virtual clocks*, one for regular and one for
+opportunistic work (see :mod:`schedlab.engine.clocks`).
+"""
+from __future__ import annotations
+
+import heapq
+from collections import deque
+
+import numpy as np
+
+from schedlab.cluster.actions import Trigger
+from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS, RESOURCES, ClusterSpec
+from schedlab.cluster.state import RUNNING, STARTING, GroupTable
+from schedlab.engine import events as ev
+from schedlab.engine.clocks import VirtualClocks
+from schedlab.engine.config import EngineConfig
+from schedlab.engine.ledger import Ledger
+from schedlab.engine.records import (FIN_COMPLETED, FIN_DROPPED, OUT_COMPLETED, OUT_EVICTED,
+                                     OUT_FAILED, OUT_KILLED, OUT_PREEMPTED, RunRecords)
+from schedlab.engine.tasks import QueueEntry, TaskQueues
+from schedlab.workload.job import Workload
+
+__all__ = ["ClusterState", "QueueEntry"]
+
+_NR = len(RESOURCES)
+_COUNTER_OF = {OUT_EVICTED: "evictions", OUT_PREEMPTED: "preemptions", OUT_KILLED: "kills",
+               OUT_FAILED: "failures"}
+
+
+class ClusterState(VirtualClocks, TaskQueues):
+    """Machines, running groups and task queues of one run, at time ``now``.
+
+    The virtual clocks, contention factors and completion scheduling come from
+    :class:`~schedlab.engine.clocks.VirtualClocks`, the task arrays and the pending and
+    node-local queues from :class:`~schedlab.engine.tasks.TaskQueues`; this class adds the
+    ledgers, the machines and the life cycle of groups.
+    """
+
+    def __init__(self, workload: Workload, cluster: ClusterSpec, config: EngineConfig,
+                 events: ev.EventQueue, records: RunRecords) -> None:
+        self.w = workload
+        self.spec = cluster
+        self.config = config
+        self.events = events
+        self.records = records
+        self.now = 0.0
+        T, M = workload.n_tasks, cluster.n_machines
+        self._n_tasks = T
+        self._n_machines = M
+        # Python mirrors of per-task constants read once per started group
+        self._inst_offset = workload.inst_offset.tolist()
+        self._duration = workload.duration.astype(float).tolist()
+        # --- machines -------------------------------------------------------
+        self.capacity = cluster.capacity.copy()
+        self._slots_limited = bool(np.isfinite(self.capacity[:, R_SLOTS]).any())
+        self.speed = cluster.speed.copy()
+        self.alive = cluster.add_time <= 0.0
+        self.n_dead = int((~self.alive).sum())
+        self._alive_rows = self.alive.tolist()         # Python mirror for the hot path
+        # allocation and usage live in Python rows (see engine.ledger); the numpy arrays
+        # ``allocated``, ``used``, ... are published on read
+        self._alloc = Ledger(M, _NR)
+        self._opp = Ledger(M, _NR)
+        self._used = Ledger(M, _NR)               # actual usage after contention
+        self._cu = [[[0.0] * _NR, [0.0] * _NR] for _ in range(M)]  # nominal usage by class
+        self._cap_rows = self.capacity.tolist()
+        self._alloc_rows, self._opp_rows = self._alloc.rows, self._opp.rows
+        self._used_rows = self._used.rows
+        self._tot_alloc = [0.0] * _NR
+        self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
+        self._tvec: dict[int, tuple] = {}
+        self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
+        self._tot_used = [0.0] * _NR
+        self.reserved = np.zeros((M, _NR))
+        self.reservations: dict[tuple[int, int], np.ndarray] = {}
+        self.groups_on: list[set[int]] = [set() for _ in range(M)]
+        self.node_queue: list[deque[QueueEntry]] = [deque() for _ in range(M)]
+        self.queue_length = np.zeros(M, dtype=np.int64)
+        self.groups = GroupTable(1024)
+        VirtualClocks.__init__(self, M, workload, config)
+        self._alive_since = np.where(self.alive, 0.0, np.nan)
+        self._alive_done = np.zeros(M)                 # alive seconds of closed intervals
+        self._area_alloc_adj = np.zeros((M, _NR))      # corrections for promotions
+        self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
+        TaskQueues.__init__(self, workload, records)
+        J = workload.n_jobs
+        self._jobs = Ledger(J, _NR, keep_rows=False)
+        self.job_tasks_left = np.diff(workload.job_tasks_ptr).astype(np.int64)
+        self._queues = Ledger(max(len(workload.queue_names), 1), _NR)
+        self._queue_rows = self._queues.rows
+        self._track_owners = False       # job/queue ledgers start at their first read
+        self.pending_total = 0
+        self.queued_total = 0
+        self.starting = 0
+        #: what happened since the last decision; the loop hands it to the policy
+        self.changes = Trigger()
+        #: in heartbeat mode, the node whose heartbeat the current decision is
+        self.heartbeat_machine: int | None = None
+
+    # ------------------------------------------------------------ published state
+    @property
+    def allocated(self) -> np.ndarray:
+        """(M, R) regular allocation (sum of granted requests)."""
+        return self._alloc.array()
+
+    @property
+    def opp_allocated(self) -> np.ndarray:
+        """(M, R) opportunistic allocation."""
+        return self._opp.array()
+
+    @property
+    def used(self) -> np.ndarray:
+        """(M, R) actual usage after contention."""
+        return self._used.array()
+
+    @property
+    def job_alloc(self) -> np.ndarray:
+        """(J, R) regular allocation per job (kept from the first read on)."""
+        if not self._track_owners:
+            self._start_owner_tracking()
+        return self._jobs.array()
+
+    @property
+    def queue_alloc(self) -> np.ndarray:
+        """(Q, R) regular allocation per queue (kept from the first read on)."""
+        if not self._track_owners:
+            self._start_owner_tracking()
+        return self._queues.array()
+
+    def _start_owner_tracking(self) -> None:
+        """Build the per-job and per-queue allocation from the live groups; from now on
+        every start and release keeps them current. Runs whose policy never reads them
+        (FIFO, ...) skip that bookkeeping entirely."""
+        G = self.groups
+        ids = G.alive_ids()
+        ids = ids[G.cls[ids] == 0]
+        tasks = G.task[ids]
+        amount = self.w.request[tasks] * G.count[ids][:, None]
+        # filled in place: the view holds read-only views of these arrays
+        jobs = self._jobs.array()
+        jobs[:] = 0.0
+        np.add.at(jobs, self.w.job[tasks], amount)
+        queues = self._queues.array()
+        queues[:] = 0.0
+        np.add.at(queues, self.w.queue[tasks], amount)
+        for q, row in self._queues.rows.items():
+            row[:] = queues[q].tolist()
+        self._track_owners = True
+
+    @property
+    def class_usage(self) -> np.ndarray:
+        """(M, 2, R) nominal usage of running groups by class (regular, opportunistic)."""
+        return np.array(self._cu)
+
+    @property
+    def tot_alloc(self) -> np.ndarray:
+        return np.array(self._tot_alloc)
+
+    @property
+    def tot_used(self) -> np.ndarray:
+        return np.array(self._tot_used)
+
+    def publish(self) -> None:
+        """Write all changed ledger rows to their arrays (the view publishes on read)."""
+        for ledger in (self._alloc, self._opp, self._used, self._jobs, self._queues):
+            ledger.array()
+
+    @property
+    def live(self) -> bool:
+        """True while work is pending, queued or running."""
+        return bool(self.groups.n_alive or self.pending_total or self.queued_total)
+
+    def valid_machine(self, m: int) -> str:
+        """Why machine ``m`` cannot take work ("" if it can)."""
+        if not 0 <= m < self._n_machines:
+            return f"unknown machine {m}"
+        if not self.alive[m]:
+            return f"machine {m} is not alive"
+        return ""
+
+    # ------------------------------------------------------------ machines
+    def add_machine(self, m: int) -> None:
+        self.dirty.add(m)
+        if not self.alive[m]:
+            self.alive[m] = True
+            self._alive_rows[m] = True
+            self.n_dead -= 1
+            self._alive_since[m] = self.now
+            self.changes.freed.add(m)
+            self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
+        self.changes.machines_changed.append(m)
+
+    def remove_machine(self, m: int, *, failed: bool) -> None:
+        """Machine ``m`` fails or leaves: its work is requeued, its queue emptied."""
+        self.dirty.add(m)
+        if not self.alive[m]:
+            return
+        outcome = OUT_FAILED if failed else OUT_KILLED
+        reason = "machine " + ("failed" if failed else "removed")
+        for gid in sorted(self.groups_on[m]):
+            self.end_group(gid, None, outcome, requeue=True, reason=reason)
+        while self.node_queue[m]:
+            e = self.node_queue[m].popleft()
+            self.return_to_pending(e.task, e.ids)
+            self.queued_total -= len(e.ids)
+        self.queue_length[m] = 0
+        for (mm, j) in [k for k in self.reservations if k[0] == m]:
+            self.unreserve(mm, j)
+        self.alive[m] = False
+        self._alive_rows[m] = False
+        self.n_dead += 1
+        self._alive_done[m] += self.now - self._alive_since[m]
+        self._alive_since[m] = np.nan
+        self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
+        self.changes.machines_changed.append(m)
+
+    def unreserve(self, m: int, job: int) -> None:
+        amount = self.reservations.pop((m, job))
+        self.reserved[m] -= amount
+        self.changes.freed.add(m)
+
+    # ------------------------------------------------------------ groups
+    def new_group(self, t: int, m: int, inst_lo: int, count: int, opportunistic: bool,
+                  sticky: bool, resumable: bool, startup_delay: float, queue_time: float) -> int:
+        """Allocate instances ``inst_lo .. inst_lo + count`` of ``t`` on ``m``; they run now,
+        or after ``startup_delay`` (a STARTUP event)."""
+        G = self.groups
+        gid = G.allocate()
+        now = self.now
+        c = 1 if opportunistic else 0
+        G.task[gid] = t
+        G.machine[gid] = m
+        G.inst_lo[gid] = inst_lo
+        G.count[gid] = count
+        G.cls[gid] = c
+        G.sticky[gid] = sticky
+        G.resumable[gid] = resumable
+        G.alloc_time[gid] = now
+        G.queue_time[gid] = queue_time
+        key = self._inst_offset[t] + inst_lo
+        G.attempt[gid] = self.attempts[key]
+        work = self._duration[t]
+        if self.remaining_work and key in self.remaining_work:
+            work = self.remaining_work.pop(key)
+        G.work[gid] = work
+        self.running[t] += count
+        self.groups_on[m].add(gid)
+        if startup_delay > 0:
+            self.charge(m, c, t, count, usage=False)
+            G.start_time[gid] = np.nan
+            G.state[gid] = STARTING
+            self.starting += 1
+            self.events.push(now + startup_delay, ev.STARTUP, gid, int(G.gen[gid]))
+            return gid
+        # inline start_running: allocation and usage in one pass
+        self.charge(m, c, t, count)
+        G.state[gid] = RUNNING
+        G.start_time[gid] = now
+        i = 2 * m + c
+        v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
+        G.v_start[gid] = v0
+        G.v_finish[gid] = vf = v0 + work
+        heapq.heappush(self.heaps[i], (vf, gid, int(G.gen[gid])))
+        if self.first_start[t] != self.first_start[t]:     # NaN: first start of this task
+            self.first_start[t] = now
+        return gid
+
+    def start_up(self, gid: int, g: int) -> None:
+        """A container's start-up delay is over: the group starts running (if still there)."""
+        G = self.groups
+        if G.gen[gid] != g or G.state[gid] != STARTING:
+            return
+        self.starting -= 1
+        m = int(G.machine[gid])
+        c = int(G.cls[gid])
+        t = int(G.task[gid])
+        now = self.now
+        self.dirty.add(m)
+        G.state[gid] = RUNNING
+        G.start_time[gid] = now
+        self.charge(m, c, t, int(G.count[gid]), alloc=False)
+        i = 2 * m + c
+        v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
+        vf = v0 + float(G.work[gid])
+        G.v_start[gid] = v0
+        G.v_finish[gid] = vf
+        heapq.heappush(self.heaps[i], (vf, gid, int(G.gen[gid])))
+        if self.first_start[t] != self.first_start[t]:
+            self.first_start[t] = now
+
+    def charge(self, m: int, c: int, t: int, k: int, usage: bool = True,
+               alloc: bool = True) -> None:
+        """Add ``k`` instances of task ``t`` (class ``c``: 0 regular, 1 opportunistic) to
+        machine ``m``'s allocation ledgers (with ``alloc``) and nominal usage (with
+        ``usage``); ``k < 0`` removes them. One pass, as it runs twice per group."""
+        v = self._tvec.get(t)
+        if v is None:
+            v = self._task_vectors(t)
+        req_pairs, use_pairs, job, queue = v
+        alive = self._alive_rows[m]
+        if alloc and c:
+            row = self._opp_rows[m]
+            self._opp.dirty.add(m)
+            for r, x in req_pairs:
+                row[r] += x * k
+        elif alloc:
+            row = self._alloc_rows[m]
+            self._alloc.dirty.add(m)
+            ta = self._tot_alloc if alive else self._tot_dead
+            if self._track_owners:
+                jrow = self._jobs.row(job)
+                qrow = self._queue_rows[queue]
+                self._queues.dirty.add(queue)
+                for r, x in req_pairs:
+                    x *= k
+                    row[r] += x
+                    jrow[r] += x
+                    qrow[r] += x
+                    ta[r] += x
+            else:
+                for r, x in req_pairs:
+                    x *= k
+                    row[r] += x
+                    ta[r] += x
+        if not usage:
+            return
+        crow = self._cu[m][c]
+        i = 2 * m
+        if self._factor[i] == 1.0 and self._factor[i + 1] == 1.0:
+            # uncontended: ``used`` follows the nominal usage (see VirtualClocks.refresh)
+            urow = self._used_rows[m]
+            self._used.dirty.add(m)
+            tu = self._tot_used if alive else self._tot_dead
+            for r, x in use_pairs:
+                x *= k
+                crow[r] += x
+                urow[r] += x
+                tu[r] += x
+        else:
+            for r, x in use_pairs:
+                crow[r] += x * k
+
+    def _task_vectors(self, t: int) -> tuple:
+        """(nonzero request pairs, nonzero usage pairs, job, queue) of task ``t``, cached
+        while it has instances placed (dropped when the task ends)."""
+        v = self._tvec.get(t)
+        if v is None:
+            w = self.w
+            v = self._tvec[t] = (self._pairs(w.request[t]), self._pairs(w.usage[t]),
+                                 int(w.job[t]), int(w.queue[t]))
+        return v
+
+    def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:
+        """Nonzero (column, value) pairs of a resource vector, shared between tasks with
+        the same vector (traces have few distinct ones)."""
+        key = row.tobytes()
+        pairs = self._pairs_cache.get(key)
+        if pairs is None:
+            pairs = self._pairs_cache[key] = [(r, x) for r, x in enumerate(row.tolist()) if x]
+        return pairs
+
+    def finish_group(self, gid: int) -> None:
+        """Group ``gid`` has done all its work: its instances complete."""
+        G = self.groups
+        t = int(G.task[gid])
+        m = int(G.machine[gid])
+        n = int(G.count[gid])
+        c = int(G.cls[gid])
+        self.changes.freed.add(m)
+        self.charge(m, c, t, -n, True)               # a finishing group is running
+        self.running[t] -= n
+        self._record(gid, n, OUT_COMPLETED, progress=float(G.work[gid]))
+        base = self._inst_offset[t] + int(G.inst_lo[gid])
+        self.final[base:base + n] = FIN_COMPLETED
+        self.completed[t] += n
+        self.groups_on[m].discard(gid)
+        G.release(gid)
+        self.changes.completions.append(t)
+        self.instances_ended(t, n)
+
+    def _record(self, gid: int, count: int, outcome: int, *, progress: float,
+                inst_lo: int | None = None, final: bool = True) -> None:
+        G = self.groups
+        self.records.attempts.append((
+            int(G.task[gid]), int(G.inst_lo[gid] if inst_lo is None else inst_lo), count,
+            int(G.machine[gid]), float(G.alloc_time[gid]), float(G.start_time[gid]), self.now,
+            outcome, int(G.attempt[gid]), int(G.cls[gid]), int(G.sticky[gid]),
+            float(G.queue_time[gid]), int(final), progress))
+
+    def end_group(self, gid: int, count: int | None, outcome: int, *, requeue: bool,
+                  reason: str) -> None:
+        """End ``count`` instances (the highest ids) of a running or starting group early."""
+        G = self.groups
+        t = int(G.task[gid])
+        m = int(G.machine[gid])
+        total = int(G.count[gid])
+        k = total if count is None else min(int(count), total)
+        self.dirty.add(m)
+        if G.state[gid] == RUNNING:
+            c = int(G.cls[gid])
+            progress = max(self.vnow(2 * m + c) - float(G.v_start[gid]), 0.0)
+        else:
+            progress = 0.0
+        lo = int(G.inst_lo[gid]) + total - k
+        # give back the resources of the k instances
+        self.changes.freed.add(m)
+        self.charge(m, int(G.cls[gid]), t, -k, G.state[gid] == RUNNING)
+        self.running[t] -= k
+        base = int(self.w.inst_offset[t])
+        ids = list(range(base + lo, base + lo + k))
+        recs = self.records
+        if G.resumable[gid] and requeue:
+            left = max(G.work[gid] - progress, 0.0)
+            for i in ids:
+                self.remaining_work[i] = left
+        else:
+            recs.wasted_cpu_seconds += self.w.usage[t, R_CPU] * k * progress / self.speed[m]
+        self._record(gid, k, outcome, progress=progress, inst_lo=lo, final=not requeue)
+        key = _COUNTER_OF.get(outcome)
+        if key:
+            recs.counters[key] += k
+        if k == total:
+            self.groups_on[m].discard(gid)
+            if G.state[gid] == STARTING:
+                self.starting -= 1
+            G.release(gid)
+        else:
+            G.count[gid] = total - k
+        self.attempts[ids] += 1
+        if requeue:
+            self.return_to_pending(t, [i - base for i in ids])
+        else:
+            self.final[ids] = FIN_DROPPED
+            recs.counters["drops"] += k
+            self.instances_ended(t, k)
+        self.changes.completions.append(t)
+
+    # ------------------------------------------------------------ memory pressure
+    def over_memory(self, m: int) -> bool:
+        """Nominal memory use on ``m`` exceeds its capacity (work must be killed)."""
+        cap = self._cap_rows[m][R_MEM]
+        cu0, cu1 = self._cu[m]
+        return cu0[R_MEM] + cu1[R_MEM] > cap * (1 + FIT_TOLERANCE) + FIT_TOLERANCE
+
+    def default_victim(self, m: int) -> int | None:
+        """The group to kill first under memory pressure: opportunistic work, then the
+        lowest priority, most recently started first."""
+        G = self.groups
+        best = None
+        best_key = None
+        for gid in self.groups_on[m]:
+            if G.state[gid] != RUNNING:
+                continue
+            key = (-int(G.cls[gid]), int(self.w.priority[G.task[gid]]), -G.start_time[gid], -gid)
+            if best_key is None or key < best_key:
+                best, best_key = gid, key
+        return best

@@ -1,0 +1,153 @@
+"""Task-side state: readiness, pending instances and node-local queues.
+
+Instances of a task are numbered ``0 .. instances - 1``. Fresh instances are handed out
+in order (``fresh_next``); instances that ended early and were requeued wait in
+``requeued`` and go first. A task becomes ready when it is submitted and all its parents
+have ended; its children are checked when its last instance ends.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from schedlab.engine.records import RunRecords
+from schedlab.workload.job import Workload
+
+__all__ = ["TaskQueues", "QueueEntry", "runs_of"]
+
+
+@dataclass(slots=True)
+class QueueEntry:
+    task: int
+    ids: list[int]
+    enqueue_time: float
+    opportunistic: bool
+
+
+class TaskQueues:
+    """The task half of :class:`~schedlab.engine.state.ClusterState` (which provides
+    ``now``, ``changes`` and ``_tvec``)."""
+
+    def __init__(self, workload: Workload, records: RunRecords) -> None:
+        T = workload.n_tasks
+        self.pending = np.zeros(T, dtype=np.int64)
+        self.running = np.zeros(T, dtype=np.int64)
+        self.fresh_next = np.zeros(T, dtype=np.int64)
+        self.requeued: dict[int, list[int]] = {}
+        self.unfinished_parents = np.diff(workload.parent_ptr).astype(np.int64)
+        self.submitted = np.zeros(T, dtype=bool)
+        # outcomes are written straight into the records
+        self.ready_time = records.ready_time
+        self.first_start = records.first_start
+        self.end_time = records.end_time
+        self.completed = records.completed
+        self.ended = records.ended                    # instances with a final outcome
+        self.final = records.final
+        self.job_end = records.job_end
+        self.ready_order = np.zeros(max(T, 1), dtype=np.int64)
+        self.ready_rank = np.full(T, -1, dtype=np.int64)       # position in ready_order
+        self.n_ready = 0
+        self.ready_head = 0        # tasks before it can never be pending again (see view)
+        self.attempts = np.zeros(workload.n_instances, dtype=np.int32)
+        self.remaining_work: dict[int, float] = {}
+
+    def submit(self, t: int) -> None:
+        """Task ``t`` is submitted; it is ready once its parents have ended."""
+        self.submitted[t] = True
+        if self.unfinished_parents[t] == 0:
+            self._make_ready(t)
+
+    def _make_ready(self, t: int) -> None:
+        n = int(self.w.instances[t])
+        self.pending[t] += n
+        self.pending_total += n
+        self.ready_time[t] = self.now
+        self.ready_order[self.n_ready] = t
+        self.ready_rank[t] = self.n_ready
+        self.n_ready += 1
+        self.changes.arrivals.append(t)
+
+    def instances_ended(self, t: int, n: int) -> None:
+        """``n`` instances of ``t`` reached a final outcome; children may become ready."""
+        done = int(self.ended[t]) + n
+        self.ended[t] = done
+        if done == self.w.instances[t]:
+            self.end_time[t] = self.now
+            self._tvec.pop(t, None)
+            w = self.w
+            lo, hi = w.child_ptr[t], w.child_ptr[t + 1]
+            if hi > lo:
+                for c in w.child_idx[lo:hi]:
+                    self.unfinished_parents[c] -= 1
+                    if self.unfinished_parents[c] == 0 and self.submitted[c]:
+                        self._make_ready(int(c))
+            j = self.w.job[t]
+            self.job_tasks_left[j] -= 1
+            if self.job_tasks_left[j] == 0:
+                self.job_end[j] = self.now
+
+    def return_to_pending(self, t: int, local_ids: list[int]) -> None:
+        lst = self.requeued.setdefault(t, [])
+        lst.extend(local_ids)
+        lst.sort()
+        self.pending[t] += len(local_ids)
+        self.pending_total += len(local_ids)
+
+    def take_pending(self, t: int, count: int) -> list[tuple[int, int]]:
+        """Take ``count`` pending instances of ``t``: requeued first. Returns (lo, n) runs."""
+        runs: list[tuple[int, int]] = []
+        lst = self.requeued.get(t)
+        if lst:
+            k = min(count, len(lst))
+            taken = lst[:k]
+            del lst[:k]
+            if not lst:
+                del self.requeued[t]
+            runs.extend(runs_of(taken))
+            count -= k
+        if count:
+            lo = int(self.fresh_next[t])
+            self.fresh_next[t] = lo + count
+            runs.append((lo, count))
+        return runs
+
+    def take_from_node_queue(self, t: int, m: int, n: int) -> list[tuple[int, int, float]] | None:
+        """Take ``n`` instances of ``t`` queued at ``m`` as (lo, n, enqueue_time) runs, or
+        None if fewer are queued."""
+        q = self.node_queue[m]
+        have = sum(len(e.ids) for e in q if e.task == t)
+        if have < n:
+            return None
+        out: list[tuple[int, int, float]] = []
+        left = n
+        for e in list(q):
+            if e.task != t or not left:
+                continue
+            k = min(left, len(e.ids))
+            taken = e.ids[:k]
+            del e.ids[:k]
+            left -= k
+            out.extend((lo, c, e.enqueue_time) for lo, c in runs_of(sorted(taken)))
+            if not e.ids:
+                q.remove(e)
+        self.queue_length[m] -= n
+        self.queued_total -= n
+        return out
+
+
+def runs_of(ids: list[int]) -> list[tuple[int, int]]:
+    """Split sorted instance ids into contiguous (start, length) runs."""
+    out: list[tuple[int, int]] = []
+    if not ids:
+        return out
+    start = prev = ids[0]
+    for i in ids[1:]:
+        if i == prev + 1:
+            prev = i
+            continue
+        out.append((start, prev - start + 1))
+        start = prev = i
+    out.append((start, prev - start + 1))
+    return out
+
