@@ -159,6 +159,8 @@ class SchedulingPolicy(Protocol):
 
     name: ClassVar[str]
     oversubscribes: ClassVar[bool]
+    #: optional: decide only when a timer fires (see ``Policy.tick_only``)
+    tick_only: bool
 
     def reset(self, cluster: "ClusterSpec", workload: "Workload",
               rng: "np.random.Generator") -> None: ...

@@ -85,6 +85,9 @@ class Simulation:
         rng = np.random.default_rng(np.random.SeedSequence(seed))
         policy.reset(cluster, workload, rng)
         self._timer_names = list(policy.timers().items())
+        # a tick-only policy is asked only when a timer fires (or on a heartbeat); what
+        # happens in between gathers in state.changes (see Policy.tick_only)
+        self._tick_only = bool(getattr(policy, "tick_only", False)) and bool(self._timer_names)
         for k, (name, period) in enumerate(self._timer_names):
             if period <= 0:
                 msg = f"policy timer {name!r} has period {period}; it must be > 0"
@@ -174,6 +177,7 @@ class Simulation:
         COMPLETE, ARRIVAL, STARTUP = ev.COMPLETE, ev.ARRIVAL, ev.STARTUP
         complete_due, start_up = st.complete_due, st.start_up
         hb_mode = self.config.heartbeat_interval is not None
+        tick_only = self._tick_only
         rec_levels = self.config.record_levels
         add_level = self.records.add_level
         progress = self._progress
@@ -208,13 +212,14 @@ class Simulation:
             if st.dirty:
                 self._settle()
             trig = st.changes
-            if trig and (not hb_mode or trig.heartbeat is not None or trig.timers):
+            if trig and ((not hb_mode and not tick_only) or trig.heartbeat is not None
+                         or trig.timers):
                 self._decide(trig)
                 # work freed by the decision itself (evictions, zero-length tasks) is offered
                 # again at the same instant, a bounded number of times
                 for _ in range(_MAX_REDECIDE):
                     trig = st.changes
-                    if not (trig.completions or trig.arrivals) or hb_mode:
+                    if not (trig.completions or trig.arrivals) or hb_mode or tick_only:
                         break
                     self._decide(trig)
             if rec_levels:

@@ -46,6 +46,11 @@ class Policy:
     #: True if the policy places opportunistic work beyond the RM's allocation.
     oversubscribes: ClassVar[bool] = False
     Params: ClassVar[type[PolicyParams]] = PolicyParams
+    #: True if the policy acts only when one of its own timers fires (or, in heartbeat
+    #: mode, on a heartbeat). The engine then asks it only then, with a trigger that
+    #: gathers everything that happened since its previous decision (arrivals,
+    #: completions, freed and changed machines), instead of on every event.
+    tick_only: ClassVar[bool] = False
 
     def __init__(self, params: PolicyParams | dict[str, Any] | None = None, **kwargs: Any) -> None:
         if isinstance(params, PolicyParams):

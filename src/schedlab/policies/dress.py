@@ -127,6 +127,8 @@ class DressPolicy(Policy):
         self.delta_trace: list[tuple[float, float]] = []
         self.job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
 
+    tick_only = True       # decide() acts on the "dress-tick" timer only
+
     def timers(self):
         return {"dress-tick": self.params.tick}
 

@@ -144,6 +144,12 @@ class PriorityPolicy(Policy):
     def timers(self) -> dict[str, float]:
         return {"tick": self.params.unit_time} if self.params.unit_time > 0 else {}
 
+    @property
+    def tick_only(self) -> bool:  # type: ignore[override]
+        """With a unit time the policy places only on its tick (arrivals and completions
+        between ticks reach it in the tick's gathered trigger)."""
+        return self.params.unit_time > 0
+
     # --------------------------------------------------------------- hooks
     def _sticky_slots(self) -> int:
         return 0

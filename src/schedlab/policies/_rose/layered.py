@@ -208,6 +208,8 @@ class LayeredPolicy(Policy):
                 r[i] = float(o.get("r_spec", r[i]))
         return on, r
 
+    tick_only = True       # decide() acts on the "tick" timer only
+
     def timers(self):
         return {"tick": self.params.tick}
 
