@@ -81,27 +81,28 @@ class ClusterView:
         self.ready_time = _ro(s.ready_time)
         self.ready_rank = _ro(s.ready_rank)      # FIFO position: order of becoming ready
         self.first_start = _ro(s.first_start)
-        self._job_allocated = _ro(s._jobs.array())      # kept current from the first read
-        self._queue_allocated = _ro(s._queues.array())
+        # kept current from their first read on (see job_allocated)
+        self._job_allocated = _ro(s.owner_arrays()[0])
+        self._queue_allocated = _ro(s.owner_arrays()[1])
         self.unfinished_parents = _ro(s.unfinished_parents)
 
     # allocation and usage are kept by the engine as Python rows and published on read
     @property
     def allocated(self) -> np.ndarray:
         """(M, R) regular allocation: the sum of granted requests."""
-        self._state._alloc.array()
+        self._state.allocated          # publishes the changed rows into the array
         return self._allocated
 
     @property
     def opportunistic_allocated(self) -> np.ndarray:
         """(M, R) allocation of opportunistic (over-subscribed) work."""
-        self._state._opp.array()
+        self._state.opp_allocated      # publishes the changed rows
         return self._opportunistic_allocated
 
     @property
     def used(self) -> np.ndarray:
         """(M, R) actual usage after contention."""
-        self._state._used.array()
+        self._state.used               # publishes the changed rows
         return self._used
 
     @property

@@ -141,6 +141,11 @@ class ClusterState(VirtualClocks, TaskQueues):
             self._start_owner_tracking()
         return self._queues.array()
 
+    def owner_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (J, R) and (Q, R) arrays behind ``job_alloc`` and ``queue_alloc``, without
+        starting their bookkeeping (the view wraps them once)."""
+        return self._jobs.array(), self._queues.array()
+
     def _start_owner_tracking(self) -> None:
         """Build the per-job and per-queue allocation from the live groups; from now on
         every start and release keeps them current. Runs whose policy never reads them

@@ -64,7 +64,7 @@ def deadline_throughput(res: Any) -> float:
 
 def task_throughput(res: Any) -> float:
     """Completed tasks per millisecond (the paper's figure axis)."""
-    return float(res.sim.completed.sum() / (_span(res) * 1000.0))
+    return float(res.sim.records.completed.sum() / (_span(res) * 1000.0))
 
 
 def response_times(res: Any) -> np.ndarray:
@@ -109,7 +109,7 @@ def serialized_share(res: Any, pairs: tuple[np.ndarray, np.ndarray] | None = Non
     machine[done["task"].to_numpy()] = done["machine"].to_numpy()
     start[done["task"].to_numpy()] = done["start_time"].to_numpy()
     end[done["task"].to_numpy()] = done["end_time"].to_numpy()
-    ready = res.sim.ready_time
+    ready = res.sim.records.ready_time
     ok = (w.instances[A] == 1) & (w.instances[B] == 1) & np.isfinite(end[A]) & np.isfinite(end[B])
     A, B = A[ok], B[ok]
     concurrent = (ready[A] < end[B] - 1e-9) & (ready[B] < end[A] - 1e-9)

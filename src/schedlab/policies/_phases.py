@@ -13,8 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 from schedlab.cluster.actions import Place
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
 __all__ = ["fit_counts", "fits_any", "spread", "candidate_mask", "active_columns",
            "greedy_place", "machine_order"]

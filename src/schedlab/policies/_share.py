@@ -11,9 +11,9 @@ from typing import Callable
 
 import numpy as np
 
+from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import FIT_TOLERANCE
 from schedlab.policies._phases import Frontier, active_columns, fit_counts
-from schedlab.cluster.actions import Place
 
 __all__ = ["progressive_filling"]
 

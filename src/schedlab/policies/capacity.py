@@ -5,9 +5,9 @@ from typing import Literal
 
 import numpy as np
 
+from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import R_MEM
 from schedlab.policies._phases import greedy_place
-from schedlab.cluster.actions import Place
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 

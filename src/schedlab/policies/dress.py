@@ -12,10 +12,10 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import R_SLOTS
 from schedlab.policies._dress_estimators import JobTracker, StartupDelay, adjust_delta
 from schedlab.policies._phases import fit_counts, spread
-from schedlab.cluster.actions import Place
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import make_policy, register
 

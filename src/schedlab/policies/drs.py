@@ -52,6 +52,7 @@ from typing import Literal
 
 import numpy as np
 
+from schedlab.cluster.actions import Enqueue, Place
 from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS
 from schedlab.policies._drs.common import COLS, Book, fits
 from schedlab.policies._drs.dag import ancestor_sets, remaining_critical_path
@@ -60,7 +61,6 @@ from schedlab.policies._drs.greedy import pack_score, select
 from schedlab.policies._drs.ilp import Instance, solve_ilp
 from schedlab.policies._drs.predictor import (WaitHistory, mutual_reinforcement,
                                               queue_len_only, queued_work_level)
-from schedlab.cluster.actions import Enqueue, Place
 from schedlab.policies.base import Policy, PolicyParams
 
 

@@ -12,8 +12,8 @@ from typing import Literal
 
 import numpy as np
 
-from schedlab.cluster.spec import R_MEM, R_SLOTS
 from schedlab.cluster.actions import Place, Preempt
+from schedlab.cluster.spec import R_MEM, R_SLOTS
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 

@@ -7,8 +7,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState
 from schedlab.cluster.actions import Place
+from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState
 from schedlab.policies.registry import register
 
 __all__ = ["SparrowPolicy"]

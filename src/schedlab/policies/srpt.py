@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from schedlab.cluster.actions import Enqueue
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
 from schedlab.policies._drs.common import fits_one
-from schedlab.cluster.actions import Enqueue
 from schedlab.policies.registry import register
 
 __all__ = ["SrptPolicy"]

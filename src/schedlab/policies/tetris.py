@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import FIT_TOLERANCE
 from schedlab.policies._phases import active_columns
-from schedlab.cluster.actions import Place
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from schedlab.cluster.actions import Dequeue, Enqueue, Place, Preempt
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.common import COLS, Book, fits_one
-from schedlab.cluster.actions import Dequeue, Enqueue, Place, Preempt
 from schedlab.policies.base import Policy, PolicyParams
 
 __all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy"]

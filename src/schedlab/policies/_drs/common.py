@@ -10,8 +10,8 @@ from collections import deque
 
 import numpy as np
 
-from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
 __all__ = ["COLS", "fits", "fits_one", "dominates_any", "least_loaded", "Book"]
 

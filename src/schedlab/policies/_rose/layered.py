@@ -37,9 +37,9 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
-from schedlab.cluster.spec import R_CPU, R_MEM
 from schedlab.cluster.actions import Dequeue, Enqueue, Place, Preempt, Promote
+from schedlab.cluster.spec import R_CPU, R_MEM
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 from schedlab.policies.base import Policy, PolicyParams
 
 __all__ = ["LayeredParams", "SpeculativeParams", "LayeredPolicy", "TickState"]
