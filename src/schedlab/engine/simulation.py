@@ -88,6 +88,7 @@ class Simulation:
         # a tick-only policy is asked only when a timer fires (or on a heartbeat); what
         # happens in between gathers in state.changes (see Policy.tick_only)
         self._tick_only = bool(getattr(policy, "tick_only", False)) and bool(self._timer_names)
+        self._news_mark = (0, 0, 0, 0)
         for k, (name, period) in enumerate(self._timer_names):
             if period <= 0:
                 msg = f"policy timer {name!r} has period {period}; it must be > 0"
@@ -212,14 +213,16 @@ class Simulation:
             if st.dirty:
                 self._settle()
             trig = st.changes
-            if trig and ((not hb_mode and not tick_only) or trig.heartbeat is not None
-                         or trig.timers):
+            if tick_only:
+                if trig:
+                    self._tick_only_instant(trig, hb_mode)
+            elif trig and (not hb_mode or trig.heartbeat is not None or trig.timers):
                 self._decide(trig)
                 # work freed by the decision itself (evictions, zero-length tasks) is offered
                 # again at the same instant, a bounded number of times
                 for _ in range(_MAX_REDECIDE):
                     trig = st.changes
-                    if not (trig.completions or trig.arrivals) or hb_mode or tick_only:
+                    if not (trig.completions or trig.arrivals) or hb_mode:
                         break
                     self._decide(trig)
             if rec_levels:
@@ -273,7 +276,37 @@ class Simulation:
         return bool(((spec.add_time > now) | (np.isfinite(spec.remove_time)
                                                & (spec.remove_time > now))).any())
 
-    def _decide(self, trig: Trigger) -> None:
+    def _tick_only_instant(self, trig: Trigger, hb_mode: bool) -> None:
+        """Ask a tick-only policy if a timer fired (or a heartbeat came); otherwise let the
+        news gather in ``state.changes`` for its next timer.
+
+        The stall count (see ``_is_stuck``) still moves at every instant with news, as if
+        the policy had been asked and had done nothing, so that a run stops exactly where it
+        did when such policies were asked on every event. ``_news_mark`` holds how much of
+        the gathered trigger the count has already seen.
+        """
+        arrivals, completions, changed, pressure = self._news_mark
+        news = len(trig.arrivals) > arrivals or len(trig.completions) > completions
+        if trig.timers or trig.heartbeat is not None:
+            self._decide(trig, news=news)
+            self._news_mark = (0, 0, 0, 0)
+            fresh = self.state.changes
+            if not hb_mode and (fresh.arrivals or fresh.completions):
+                # work freed by the decision itself used to be offered again at once
+                self._idle_rounds = 0
+                self._note_news(fresh)
+        elif not hb_mode and (news or len(trig.machines_changed) > changed
+                              or len(trig.memory_pressure) > pressure):
+            self._idle_rounds = 0 if news else self._idle_rounds + 1
+            self._note_news(trig)
+
+    def _note_news(self, trig: Trigger) -> None:
+        self._news_mark = (len(trig.arrivals), len(trig.completions),
+                           len(trig.machines_changed), len(trig.memory_pressure))
+
+    def _decide(self, trig: Trigger, *, news: bool | None = None) -> None:
+        """Ask the policy and apply its actions. ``news``: whether the trigger brings
+        arrivals or completions the stall count has not seen (default: any it has)."""
         st = self.state
         st.changes = Trigger()
         st.heartbeat_machine = trig.heartbeat
@@ -282,7 +315,9 @@ class Simulation:
         actions = self.policy.decide(self.view)
         applied = self.applier.apply(actions) if actions else 0
         self._settle()
-        if applied or trig.arrivals or trig.completions:
+        if news is None:
+            news = bool(trig.arrivals or trig.completions)
+        if applied or news:
             self._idle_rounds = 0
         else:
             self._idle_rounds += 1
