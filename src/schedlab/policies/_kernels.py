@@ -203,6 +203,8 @@ def _skyline(free_eps: np.ndarray, sky: np.ndarray, in_sky: np.ndarray) -> int:
 @njit(cache=True, nogil=True)
 def _grow(out: np.ndarray) -> np.ndarray:
     bigger = np.empty((2 * out.shape[0], 3), dtype=np.int64)
-    bigger[:out.shape[0]] = out
+    for i in range(out.shape[0]):       # loops: slice assignment costs seconds to compile
+        for c in range(3):
+            bigger[i, c] = out[i, c]
     return bigger
 
