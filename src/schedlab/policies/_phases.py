@@ -9,6 +9,8 @@ All vectorised over machines: no Python loop over nodes on the hot path.
 """
 from __future__ import annotations
 
+import importlib
+import os
 from typing import Callable
 
 import numpy as np
@@ -23,6 +25,33 @@ _FRONTIER_MIN = 4
 _REFILTER_WINDOW = 2048
 _CHUNK = 256            # machines per block of the first-fit index on large clusters
 _CHUNKED_MIN = 4 * _CHUNK
+_KERNEL_MIN_CELLS = 2 ** 22  # tasks x machines examined before the compiled kernel is loaded
+_kernel: list = []           # [first_fit or None] once loading was tried
+_cells_seen = [0]
+
+
+def _first_fit_kernel(cells: int) -> Callable | None:
+    """The compiled first-fit loop (:mod:`schedlab.policies._kernels`), or None.
+
+    Loaded once this process has examined ``_KERNEL_MIN_CELLS`` (task, machine) pairs,
+    so short runs never pay numba's import (about 1.5 s of CPU) or, on a machine where the
+    kernel has never run, its compilation (about 9 s of CPU, then cached on disk). None
+    without numba (``pip install -e '.[fast]'``) or with ``SCHEDLAB_JIT=0``. Either way
+    the actions are the same.
+    """
+    if _kernel:
+        return _kernel[0]
+    _cells_seen[0] += cells
+    if _cells_seen[0] < _KERNEL_MIN_CELLS:
+        return None
+    fn = None
+    if os.environ.get("SCHEDLAB_JIT", "1") != "0":
+        try:
+            fn = importlib.import_module("schedlab.policies._kernels").first_fit
+        except ImportError:
+            fn = None
+    _kernel.append(fn)
+    return fn
 
 
 class _BlockIndex:
@@ -102,7 +131,8 @@ def spread(counts: np.ndarray, n: int, order: np.ndarray | None = None) -> list[
         take[last] -= over
     nz = (take > 0).nonzero()[0]
     machines = nz if order is None else order[nz]
-    return [(int(m), int(k)) for m, k in zip(machines, take[nz])]
+    # whole numbers: the integer cast truncates like int() (tolist: no per-item numpy scalars)
+    return list(zip(machines.tolist(), take[nz].astype(np.int64).tolist()))
 
 
 class Frontier:
@@ -226,6 +256,21 @@ def greedy_place(order: np.ndarray, pending: np.ndarray, request: np.ndarray, fr
     free = np.ascontiguousarray(free[:, cols])
     free_eps = free + _EPS                      # kept in step with ``free``
     req_rows = request[order][:, cols]          # row i is the request of order[i]
+    kernel = (_first_fit_kernel(len(order) * free.shape[0])
+              if pick_machines is None and not gang and len(cols)
+              and free.shape[0] < _CHUNKED_MIN and free.dtype == np.float64 else None)
+    if kernel is not None:
+        # the same first-fit loop, compiled (see policies._kernels): same actions
+        n = pending[order].astype(np.int64)
+        if (n > 0).all():
+            rows, q = kernel(np.ascontiguousarray(req_rows, dtype=np.float64), n, free,
+                             free_eps, strict)
+            if q:
+                free_full[:, cols] = free
+                tasks = order.tolist() if isinstance(order, np.ndarray) else list(order)
+                actions = [Place(int(tasks[j]), m, k, reason=reason)
+                           for j, m, k in rows[:q].tolist()]
+            return actions
     all_pos = (req_rows > 0).all(axis=1)        # fast fit test where every column is requested
     blocks = (_BlockIndex(free_eps) if pick_machines is None and not gang
               and free.shape[0] >= _CHUNKED_MIN else None)
