@@ -32,10 +32,10 @@ from bisect import insort
 import numpy as np
 
 from schedlab.cluster.actions import Place
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
 __all__ = ["FirstFitIndex"]
 
-_EPS = 1e-9              # the fit tolerance of ``_phases.greedy_place``
 _BLOCKED_MIN = 1024      # from this many machines greedy_place computes fits on free + EPS
 _CHUNK_MIN = 64
 _CHUNK_MAX = 4096

@@ -33,9 +33,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+
 __all__ = ["first_fit"]
 
-_EPS = 1e-9
 _BIG = np.iinfo(np.int64).max // 4
 
 
