@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import schedlab
-from tests.builders import WorkloadBuilder, machines
+from schedlab.testing.builders import WorkloadBuilder, machines
 
 DATA = Path(__file__).parent / "data"
 COLS = ["job_id", "task_id", "instance", "attempt", "machine_id", "start_time", "end_time", "outcome"]

@@ -11,7 +11,7 @@ from schedlab.engine.simulation import Simulation
 from schedlab.policies import make_policy
 from schedlab.policies.base import Policy
 from schedlab.workload.job import Workload
-from tests.builders import WorkloadBuilder, machines
+from schedlab.testing.builders import WorkloadBuilder, machines
 
 
 class CountMemoryCalls(Policy):

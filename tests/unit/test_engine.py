@@ -8,7 +8,8 @@ from schedlab.engine.simulation import Simulation
 from schedlab.policies.base import Place, Policy, PolicyParams, Preempt
 from schedlab.testing import check_invariants
 from schedlab.workload.job import Workload
-from tests.builders import WorkloadBuilder, machines
+from schedlab.testing.builders import WorkloadBuilder, machines
+from schedlab.testing.fakes import Overbook
 
 
 def run(wl, cl, policy="fifo", **kw):
@@ -120,13 +121,6 @@ def test_eviction_wastes_work_unless_resumable(resumable, end):
 
 
 def test_memory_pressure_kills_most_recent_lowest_priority():
-    class Overbook(Policy):
-        name = "test-overbook"
-        oversubscribes = True
-
-        def decide(self, view):
-            return [Place(int(t), 0, int(view.pending[t]), opportunistic=True)
-                    for t in view.pending_tasks()]
     # mem 4: a (prio 1, uses 3) at t=0 then b (prio 0, uses 3) at t=1 -> 6 > 4, b is killed
     # and retried, again and again; we stop the run at t=3 and look at the kill order
     wl = (WorkloadBuilder().task("a", "x", dur=10, mem=3, prio=1)

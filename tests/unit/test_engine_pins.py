@@ -9,7 +9,8 @@ import pytest
 import schedlab
 from schedlab.policies.base import Place, Policy, Preempt
 from schedlab.testing import check_invariants
-from tests.builders import WorkloadBuilder, machines
+from schedlab.testing.builders import WorkloadBuilder, machines
+from schedlab.testing.fakes import Overbook
 
 
 class PreemptTwoAtFive(Policy):
@@ -64,15 +65,6 @@ def test_partial_preemption_frees_only_the_preempted_instances():
     seen = dict(pol.free_seen)
     assert seen[5.0] == 2.0
     assert seen[10.0] == 2.0
-
-
-class Overbook(Policy):
-    name = "test-overbook-pins"
-    oversubscribes = True
-
-    def decide(self, view):
-        return [Place(int(t), 0, int(view.pending[t]), opportunistic=True)
-                for t in view.pending_tasks()]
 
 
 def test_memory_overrun_kills_the_most_recent_start_first():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import schedlab
-from tests.builders import WorkloadBuilder, machines
+from schedlab.testing.builders import WorkloadBuilder, machines
 
 
 def test_drf_uses_the_dominant_share_not_another_rule():
