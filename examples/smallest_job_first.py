@@ -30,6 +30,9 @@ class SmallestJobFirst(Policy):
         per_task = w.duration * w.request[:, 0] * w.instances if self.params.by == "work" \
             else w.instances.astype(float)
         self.job_size = np.bincount(w.job, weights=per_task, minlength=int(w.job.max()) + 1)
+        # the distinct request vectors, once: tasks with equal requests fit the same machines
+        self.vectors, self.vector_of = np.unique(w.request, axis=0, return_inverse=True)
+        self.vector_of = self.vector_of.ravel()
 
     def decide(self, view):
         tasks = view.pending_tasks()                   # FIFO order of readiness
@@ -39,30 +42,28 @@ class SmallestJobFirst(Policy):
         late = (view.now - view.ready_time[tasks]) > self.params.fifo_after
         order = tasks[np.lexsort((size, ~late))]      # starving tasks first, then small jobs
         free = view.free()                             # (machines, resources), a copy
-        request = self.workload.request
-        # keep the tasks whose request fits somewhere now (checked once per distinct request)
-        vectors, which = np.unique(request[order], axis=0, return_inverse=True)
-        fits_now = (free[None, :, :] >= vectors[:, None, :]).all(axis=2).any(axis=1)
-        order = order[fits_now[which.ravel()]]
+        # feasibility of each request vector present on each machine, kept current as we place
+        present, which = np.unique(self.vector_of[order], return_inverse=True)
+        vectors = self.vectors[present]
+        fits = (free[None, :, :] >= vectors[:, None, :]).all(axis=2)      # (vectors, machines)
+        n_fits = fits.sum(axis=1)
+        left = view.pending[order].astype(np.int64)
         actions = []
-        no_room: set[bytes] = set()    # request vectors that fit nowhere in this decision
-        for t in order:
-            key = request[t].tobytes()
-            if key in no_room:
-                continue                               # free space only shrinks as we place
-            left = int(view.pending[t])
-            fits = np.flatnonzero((free >= request[t]).all(axis=1))
-            if not len(fits):
-                no_room.add(key)
-                continue
-            for m in fits:
-                n = int(np.min(np.floor(free[m] / np.maximum(request[t], 1e-12))))
-                n = min(n, left)
-                if n <= 0:
-                    continue
-                actions.append(Place(task=int(t), machine=int(m), count=n))
-                free[m] -= n * request[t]
-                left -= n
-                if left == 0:
-                    break
+        while True:
+            # the first task, in our order, that still has instances to place and fits somewhere;
+            # free space only shrinks, so a task skipped now cannot fit later in this decision
+            can = (n_fits[which] > 0) & (left > 0)
+            if not can.any():
+                break
+            k = int(np.argmax(can))
+            v = which[k]
+            m = int(np.argmax(fits[v]))                 # first-fit: the lowest machine index
+            req = vectors[v]
+            n = min(int(left[k]), int(np.min(np.floor(free[m] / np.maximum(req, 1e-12)))))
+            actions.append(Place(task=int(order[k]), machine=m, count=n))
+            free[m] -= n * req
+            left[k] -= n
+            still = (free[m] >= vectors).all(axis=1)
+            n_fits -= fits[:, m] & ~still
+            fits[:, m] = still
         return actions

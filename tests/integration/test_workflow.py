@@ -245,3 +245,14 @@ def test_api_errors_name_the_parameter():
         schedlab.simulate("builtin:demo", "builtin:demo", "fifo", params={"strcit": True})
     with pytest.raises(InputError, match="seed"):
         schedlab.simulate("builtin:demo", "builtin:demo", "fifo", seed=-1)
+
+
+@pytest.mark.parametrize("body", ["seeds = -1\n", "seeds = 1\nbase_seed = -3\n", "seeds = [1, -2]\n",
+                                  "seeds = 1\n[engine]\nheartbeat_interval = -1\n"])
+def test_sweep_spec_negative_seeds_and_periods_exit_2(cli, tmp_path, body):
+    spec = tmp_path / "s.toml"
+    head, _, engine = body.partition("[engine]")
+    spec.write_text(f'name = "neg"\n{head}workloads = ["builtin:demo"]\nclusters = ["builtin:demo"]\n'
+                    + (f"[engine]{engine}" if engine else "") + '\n[[policies]]\nid = "fifo"\n')
+    cli("sweep", spec, "-o", tmp_path / "out", "--workers", 0, "--no-progress", code=2)
+    assert not (tmp_path / "out" / "results").exists()
