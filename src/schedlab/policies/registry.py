@@ -221,7 +221,7 @@ def params_error_text(policy_id: str, cls: type[Policy], exc: ValidationError) -
             lines.append(f"unknown parameter {loc!r}" + (f"; did you mean {hint[0]!r}?" if hint else ""))
         else:
             lines.append(f"parameter {loc!r}: {err['msg'].lower()}, got {err.get('input')!r}")
-    return (f"policy {policy_id!r}: " + "; ".join(lines)
+    return (f"policy {policy_id!r}, bad parameters: " + "; ".join(lines)
             + f" (its parameters: {', '.join(allowed) or 'none'}; see `schedlab policies {policy_id}`)")
 
 
