@@ -28,7 +28,7 @@ from schedlab.workload.table import REQUIRED_COLUMNS, read_workload_table
 
 __all__ = ["load_workload", "load_cluster", "BUILTIN_WORKLOADS", "BUILTIN_CLUSTERS", "FROM_TRACE",
            "LoadedWorkload", "RunInputs", "resolve_workload", "resolve_cluster", "resolve_policy",
-           "resolve_config", "resolve_run"]
+           "resolve_config", "resolve_run", "check_policy_inputs"]
 
 FROM_TRACE = "from-trace"
 
@@ -204,6 +204,33 @@ def resolve_run(workload: Any, cluster: Any, policy: Any, *, seed: int = 0,
     """Resolve one run's inputs; the cheap checks (policy, engine config) come first."""
     pol = resolve_policy(policy, params, source=policy_source)
     cfg = resolve_config(config)
+    if int(seed) < 0:
+        raise InputError(f"seed {seed}: must be >= 0", expected="a non-negative integer")
     loaded = resolve_workload(workload, seed=seed, trace_format=trace_format, lenient=lenient)
+    check_policy_inputs(pol, loaded.workload, label=loaded.label)
     spec = resolve_cluster(cluster, loaded.trace_cluster, workload_label=loaded.label)
     return RunInputs(loaded.workload, spec, pol, int(seed), cfg, loaded.label)
+
+
+def check_policy_inputs(policy: Policy, workload: Workload, *, label: str = "") -> None:
+    """Parameters that only make sense against the workload: queue shares (``queues``) must
+    name queues of the workload, be >= 0 and sum to at most 1."""
+    import difflib
+    queues = getattr(getattr(policy, "params", None), "queues", None)
+    if not isinstance(queues, dict) or not queues:
+        return
+    names = list(workload.queue_names)
+    for q, share in queues.items():
+        if q not in names:
+            hint = difflib.get_close_matches(str(q), names, n=1)
+            msg = (f"policy {policy.name!r}: parameter 'queues' names queue {q!r}, which no task "
+                   f"of the workload has" + (f"; did you mean {hint[0]!r}?" if hint else ""))
+            raise InputError(msg, expected=f"queues among {', '.join(map(repr, names)) or 'none'} "
+                                           f"(the workload's 'queue' column{', ' + label if label else ''})")
+        if not (float(share) >= 0):
+            raise InputError(f"policy {policy.name!r}: parameter 'queues': share of {q!r} is {share}",
+                             expected="a share >= 0")
+    total = float(sum(float(v) for v in queues.values()))
+    if total > 1 + 1e-9:
+        raise InputError(f"policy {policy.name!r}: parameter 'queues': shares sum to {total:g}",
+                         expected="shares that sum to at most 1")

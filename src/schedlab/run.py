@@ -25,7 +25,13 @@ from schedlab.metrics import records, summary as summ
 from schedlab.policies.base import Policy
 from schedlab.workload.job import Workload
 
-__all__ = ["simulate", "run_resolved", "RunResult", "as_workload", "as_cluster", "as_policy"]
+__all__ = ["simulate", "run_resolved", "RunResult", "as_workload", "as_cluster", "as_policy",
+           "run_warnings", "check_output_dir", "REJECTED_WARN_FRACTION", "RESULT_FILES"]
+
+#: a run warns when its rejected actions exceed this fraction of its task instances (and 10)
+REJECTED_WARN_FRACTION = 0.1
+#: files that mark a folder as holding a run's results
+RESULT_FILES = ("summary.json", "summary.csv", "runs.csv", "acceptance.csv")
 
 
 # Kept for callers of the earlier API; schedlab.inputs.resolve_* do the work.
@@ -52,6 +58,8 @@ class RunResult:
     jobs: pd.DataFrame = field(repr=False)
     wall_seconds: float = 0.0
     meta: dict[str, Any] = field(default_factory=dict)
+    #: what went wrong without failing: ``{"kind", "message", ...}`` (see :func:`run_warnings`)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
     @cached_property
     def tasks(self) -> pd.DataFrame:
@@ -77,7 +85,7 @@ class RunResult:
     def save(self, out: str | Path) -> Path:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        payload = {**self.summary, "meta": self.meta}
+        payload = {**self.summary, "warnings": self.warnings, "meta": self.meta}
         (out / "summary.json").write_text(json.dumps(payload, indent=2, default=_json_default))
         self.tasks.to_parquet(out / "tasks.parquet", index=False)
         self.jobs.to_parquet(out / "jobs.parquet", index=False)
@@ -145,4 +153,65 @@ def run_resolved(inputs: RunInputs, *, progress: Callable[[float], None] | None 
             "engine": cfg.model_dump(), "workload": w.source, "cluster": c.name,
             "n_machines": c.n_machines, "schedlab_version": __version__,
             "wall_seconds": wall}
-    return RunResult(summary=s, sim=sim, attempts=att, jobs=jobs, wall_seconds=wall, meta=meta)
+    res = RunResult(summary=s, sim=sim, attempts=att, jobs=jobs, wall_seconds=wall, meta=meta)
+    res.warnings = run_warnings(res, w.n_instances)
+    return res
+
+
+def run_warnings(res: RunResult, n_instances: int) -> list[dict[str, Any]]:
+    """A run that ended stuck, or whose policy had many actions rejected, is suspect.
+
+    Returns one record per problem with the counts and the most frequent rejection reasons
+    (from the run's rejection log), so that the CLI can print it and ``summary.json`` keeps it.
+    """
+    s = res.summary
+    rejected = int(s.get("actions_rejected", 0) or 0)
+    top: list[dict[str, Any]] = []
+    if rejected:
+        rej = res.rejections
+        if len(rej):
+            counts = rej.groupby(["status", "reason"], dropna=False).size().sort_values(ascending=False)
+            top = [{"status": str(k[0]), "reason": str(k[1]), "count": int(v)}
+                   for k, v in counts.head(3).items()]
+    out = []
+    if s.get("stuck"):
+        out.append({"kind": "stuck", "message": (
+            f"the run stopped with work the policy never placed: "
+            f"{int(s.get('instances_unfinished', 0)):,} task instances unfinished, "
+            f"{int(s.get('jobs_finished', 0)):,} of {int(s.get('jobs_submitted', 0)):,} "
+            f"jobs finished, {rejected:,} actions rejected"),
+            "instances_unfinished": int(s.get("instances_unfinished", 0)),
+            "actions_rejected": rejected, "top_rejections": top})
+    limit = max(10, REJECTED_WARN_FRACTION * n_instances)
+    if rejected > limit:
+        out.append({"kind": "rejected_actions", "message": (
+            f"{rejected:,} actions of the policy were rejected (more than "
+            f"{REJECTED_WARN_FRACTION:.0%} of the {n_instances:,} task instances)"),
+            "actions_rejected": rejected, "threshold": limit, "top_rejections": top})
+    return out
+
+
+def check_output_dir(out: str | Path, *, overwrite: bool = False) -> Path:
+    """Check, before any simulation, that results can be written to ``out``.
+
+    A path that is a file, a folder that cannot be written, or (without ``overwrite``) a
+    folder that holds another run's results is an :class:`InputError`.
+    """
+    from schedlab.errors import InputError
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError("is a file, not a folder", file=str(out), expected="a folder for the results")
+    parent = out
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"{parent} is a file, so this folder cannot be made", file=str(out))
+    import os
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError("cannot be written (permission denied)", file=str(out))
+    if not overwrite and out.is_dir():
+        found = [n for n in RESULT_FILES if (out / n).exists()]
+        if found:
+            raise InputError(f"holds another run's results ({found[0]})", file=str(out),
+                             expected="another --out, or --overwrite to replace them")
+    return out

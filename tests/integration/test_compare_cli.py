@@ -1,4 +1,5 @@
-"""``schedlab compare``: summary.csv (runs, means, CIs), per-class table and report."""
+"""``schedlab compare``: runs.csv (one row per run), summary.csv (means, CIs, paired
+differences), per-class table and report."""
 from __future__ import annotations
 
 import json
@@ -24,29 +25,44 @@ def compared(tmp_path_factory, workload_csv, cluster_csv):
     return out
 
 
-def test_summary_has_runs_means_and_cis(compared):
-    df = pd.read_csv(compared / "summary.csv")
-    runs = df[df["kind"] == "run"]
-    # 2 policies × 2 seeds, then one mean and one ci95 row per policy
-    assert len(runs) == 4 and (df["kind"] == "mean").sum() == 2 and (df["kind"] == "ci95").sum() == 2
+def test_runs_and_summary_are_separate_tables(compared):
+    runs = pd.read_csv(compared / "runs.csv")
+    # 2 policies × 2 seeds: one row each, and nothing else
+    assert len(runs) == 4 and "kind" not in runs
     assert set(runs["policy"]) == set(LABELS)
     assert sorted(runs["seed"].unique()) == sorted(seed_list(2, 0))
+    summary = pd.read_csv(compared / "summary.csv")
     for label in LABELS:
         waits = runs.loc[runs["policy"] == label, "mean_wait"].tolist()
         m, h = mean_ci(waits)
-        got = df[df["policy"] == label].set_index("kind")["mean_wait"]
+        got = summary[(summary["policy"] == label) & (summary["metric"] == "mean_wait")].iloc[0]
         assert got["mean"] == pytest.approx(m) and got["ci95"] == pytest.approx(h, nan_ok=True)
+        assert got["n_seeds"] == 2
+
+
+def test_paired_difference_to_the_baseline(compared):
+    runs = pd.read_csv(compared / "runs.csv").set_index(["policy", "seed"])
+    summary = pd.read_csv(compared / "summary.csv")
+    base, other = LABELS
+    d = (runs.loc[other]["mean_jct"] - runs.loc[base]["mean_jct"]).tolist()
+    m, h = mean_ci(d)
+    row = summary[(summary["policy"] == other) & (summary["metric"] == "mean_jct")].iloc[0]
+    assert row["baseline"] == base
+    assert row["diff"] == pytest.approx(m) and row["diff_ci95"] == pytest.approx(h)
+    assert bool(row["diff_ci_includes_0"]) == (m - h <= 0 <= m + h)
+    # common random numbers: every policy saw the same workload for a given seed
+    assert runs.groupby("seed")["workload_digest"].nunique().eq(1).all()
 
 
 def test_params_reach_every_policy(compared):
-    runs = pd.read_csv(compared / "summary.csv").query("kind == 'run'")
+    runs = pd.read_csv(compared / "runs.csv")
     params = {p: json.loads(s) for p, s in zip(runs["policy"], runs["params"])}
     assert params["fifo"]["placement"] == "best-fit"
     assert params["fifo[strict=true]"] == {**params["fifo"], "strict": True}
 
 
 def test_each_run_is_the_api_run(compared, workload_csv, cluster_csv):
-    runs = pd.read_csv(compared / "summary.csv").query("kind == 'run' and policy == 'fifo'")
+    runs = pd.read_csv(compared / "runs.csv").query("policy == 'fifo'")
     seed = int(runs["seed"].iloc[0])
     api = schedlab.simulate(str(workload_csv), str(cluster_csv), "fifo", seed=seed,
                             params={"placement": "best-fit"})

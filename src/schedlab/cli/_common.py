@@ -1,4 +1,5 @@
-"""What every CLI command shares: the consoles, the one-line error exit, ``--param`` parsing."""
+"""What every CLI command shares: the consoles, the one-line error exit, ``--param`` parsing,
+and the exit codes."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,19 @@ from rich.console import Console
 
 from schedlab.errors import InputError
 
-__all__ = ["console", "err_console", "fail", "parse_params"]
+__all__ = ["console", "err_console", "fail", "parse_params", "policy_params", "EXIT_CODES_HELP",
+           "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "EXIT_STRICT", "EXIT_INTERRUPTED", "interrupted"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1          # reproduce: acceptance checks failed; sweep: some trials failed
+EXIT_INPUT = 2           # a mistake in the command or its inputs (one line, no traceback)
+EXIT_STRICT = 3          # --strict: the run ended stuck or with many rejected actions
+EXIT_INTERRUPTED = 130   # Ctrl-C (what was kept is printed)
+
+EXIT_CODES_HELP = ("Exit codes: 0 success; 1 a reproduction's acceptance checks failed, or sweep "
+                   "trials failed; 2 bad input (one line naming the file, row, column or "
+                   "parameter); 3 a run ended stuck or with many rejected actions and --strict "
+                   "was given; 130 interrupted (Ctrl-C).")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -22,14 +35,47 @@ def fail(exc: InputError) -> NoReturn:
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
-    """``["a=1", "b=x"]`` -> ``{"a": 1, "b": "x"}`` (values parsed as JSON when they can be)."""
+    """``["a=1", "b=x"]`` -> ``{"a": 1, "b": "x"}`` (values parsed as JSON when they can be).
+
+    A value that starts like JSON (``{``, ``[`` or ``"``) must be valid JSON; anything else
+    that is not JSON is kept as a string (``placement=best-fit``).
+    """
     out: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
-            raise InputError(f"--param {item!r} is not KEY=VALUE", expected="e.g. --param strict=true")
+            raise InputError(f"--param {item!r} is not KEY=VALUE",
+                             expected="e.g. --param strict=true or --param fifo.strict=true")
         k, v = item.split("=", 1)
+        k = k.strip()
+        if not k:
+            raise InputError(f"--param {item!r}: the parameter name is empty")
         try:
-            out[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k.strip()] = v
+            out[k] = json.loads(v)
+        except json.JSONDecodeError as exc:
+            if v.lstrip()[:1] in ("{", "[", '"'):
+                raise InputError(f"--param {k}: bad JSON in {v!r}: {exc.msg} at character {exc.pos}",
+                                 expected='e.g. --param \'queues={"prod": 0.7, "dev": 0.3}\'') from None
+            out[k] = v
     return out
+
+
+def policy_params(items: list[str] | None, labels: list[str]) -> dict[str, dict[str, Any]]:
+    """``--param [POLICY.]KEY=VALUE`` for the policies ``labels``: ``{label or "*": {key: value}}``.
+
+    ``KEY=VALUE`` applies to every policy; ``POLICY.KEY=VALUE`` (POLICY a label or a policy
+    id) to that one. The same syntax serves ``run``, ``compare`` and ``reproduce``-style
+    commands.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for k, v in parse_params(items).items():
+        pol, key = ("*", k)
+        if "." in k:
+            head, tail = k.rsplit(".", 1)
+            pol, key = head, tail
+        out.setdefault(pol, {})[key] = v
+    return out
+
+
+def interrupted(message: str) -> NoReturn:
+    err_console.print(f"[yellow]interrupted:[/] {message}", soft_wrap=True)
+    raise typer.Exit(EXIT_INTERRUPTED)

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 @contextmanager
 def sim_progress(workload, *, enabled: bool = True, console: Console | None = None,
-                 delay: float = 1.0) -> Iterator[Callable[[float], None] | None]:
+                 delay: float = 0.5) -> Iterator[Callable[[float], None] | None]:
     """Yield a callback ``cb(sim_time)``; the bar appears after ``delay`` seconds of wall time."""
     if not enabled or workload.n_tasks == 0:
         yield None

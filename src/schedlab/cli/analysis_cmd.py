@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from rich.table import Table
 
 from schedlab._version import __version__
-from schedlab.cli._common import console, err_console, fail, parse_params
+from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, console, err_console,
+                                  fail, interrupted, policy_params)
 from schedlab.errors import InputError
-from schedlab.reports.compare import compare, mean_table, split_policies
+from schedlab.reports.compare import (DEFAULT_CLUSTER, DEFAULT_SEEDS, DEFAULT_WORKLOAD, compare, diff_table,
+                                      mean_table, split_policies)
 from schedlab.reports.reproduce_all import reproduce_all, write_combined_report
 from schedlab.reproduce.common import print_acceptance
 from schedlab.sweeps import sweep
@@ -24,49 +27,73 @@ __all__ = ["register"]
 
 def _compare_cmd(
     policies: str = typer.Option(..., "--policies", "-p",
-                                 help="Comma-separated policy labels, e.g. fifo,fifo[strict=true]."),
+                                 help="Comma-separated policies: ids, path/to/file.py:Class or "
+                                      "package.module:Class, optionally with parameters: "
+                                      "fifo,fifo[strict=true]."),
     workload: Optional[str] = typer.Option(None, "--workload", "-w",
-                                           help="Workload (default builtin:demo)."),
-    cluster: Optional[str] = typer.Option(None, "--cluster", "-c", help="Cluster (default builtin:demo)."),
-    seeds: int = typer.Option(5, "--seeds", help="Number of seeds (SeedSequence.spawn)."),
+                                           help=f"Workload (default {DEFAULT_WORKLOAD})."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", "-c", help=f"Cluster (default {DEFAULT_CLUSTER})."),
+    seeds: int = typer.Option(DEFAULT_SEEDS, "--seeds", min=1,
+                              help="Number of seeds; each policy sees the same workload for a given seed."),
+    base_seed: int = typer.Option(0, "--base-seed", min=0, help="Seeds are derived from this one."),
+    baseline: Optional[str] = typer.Option(None, "--baseline",
+                                           help="Policy the others are compared to, seed by seed (default: the first)."),
     out: Path = typer.Option(Path("out/compare"), "--out", "-o", help="Output directory."),
     param: Optional[list[str]] = typer.Option(None, "--param",
-                                              help="POLICY.KEY=VALUE extra parameter (repeatable)."),
+                                              help="Policy parameter KEY=VALUE for every policy, or "
+                                                   "POLICY.KEY=VALUE for one (repeatable)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+                                          help="Processes running the runs in parallel (default: all cores)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html."),
+    overwrite: bool = typer.Option(False, "--overwrite",
+                                   help="Replace another comparison's results in --out."),
 ) -> None:
-    """Run each policy on the same workload and cluster; write summary.csv and report.html."""
+    """Run each policy on the same workload and cluster over several seeds, in parallel; write
+    runs.csv (one row per run), summary.csv (means, 95% CIs, paired differences to the
+    baseline) and report.html. Interrupted, it keeps each finished run: run the same command
+    to resume."""
+    stats: dict = {}
     try:
         labels = split_policies(policies)
-        params: dict[str, dict] = {}
-        for k, v in parse_params(param).items():
-            if "." not in k:
-                raise InputError(f"--param {k}: write POLICY.KEY=VALUE")
-            pol, key = k.rsplit(".", 1)
-            params.setdefault(pol, {})[key] = v
+        params = policy_params(param, labels)
         total = len(labels) * seeds
         with Progress(TextColumn("comparing"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("{task.fields[last]}"), TimeRemainingColumn(),
-                      console=console, transient=True) as prog:
+                      TextColumn("{task.fields[last]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                      TimeRemainingColumn(), console=console, transient=True) as prog:
             task = prog.add_task("compare", total=total, last="")
             df = compare(workload, cluster, labels, seeds, out, params, report=report,
+                         base_seed=base_seed, baseline=baseline, workers=workers, overwrite=overwrite,
+                         stats=stats,
                          progress=lambda lab, s, n: prog.update(task, completed=n, last=f"{lab} seed {s}"))
     except InputError as exc:
         fail(exc)
+    except KeyboardInterrupt:
+        if stats.get("out"):
+            interrupted(f"{stats.get('done', 0)} of {stats.get('total', '?')} runs are kept in "
+                        f"{stats['out']}/runs/; run the same command to resume.")
+        interrupted("nothing was kept.")
     _print_means(df, console)
-    files = "summary.csv" + (", report.html" if report else "")
+    if stats.get("kept"):
+        console.print(f"{stats['kept']} of {stats['total']} runs were kept from an earlier attempt")
+    files = "runs.csv, summary.csv" + (", report.html" if report else "")
     console.print(f"wrote {out}/{files} ({df.attrs.get('wall_seconds', 0):.1f} s)")
 
 
 def _print_means(df, console) -> None:
-    """Metrics as rows, policies as columns (fits a terminal)."""
-    mt = mean_table(df).set_index("policy")
-    tab = Table(title="mean ± 95% CI over seeds")
-    tab.add_column("metric")
-    for p in mt.index:
-        tab.add_column(str(p), justify="right", overflow="fold")
-    for m in mt.columns:
-        tab.add_row(m, *[str(v) for v in mt[m]])
-    console.print(tab)
+    """Metrics as rows, policies as columns (fits a terminal); then the paired differences."""
+    for title, mt in (("mean ± 95% CI over seeds", mean_table(df)),
+                      (f"difference to {df.attrs.get('baseline')}, paired by seed (≈ 0? : the CI "
+                       "includes 0)", diff_table(df))):
+        mt = mt.set_index("policy")
+        if not len(mt):
+            continue
+        tab = Table(title=title)
+        tab.add_column("metric")
+        for p in mt.index:
+            tab.add_column(str(p), justify="right", overflow="fold")
+        for m in mt.columns:
+            tab.add_row(m, *[str(v) for v in mt[m]])
+        console.print(tab)
 
 
 def _sweep_cmd(
@@ -90,7 +117,7 @@ def _sweep_cmd(
         err_console.print(f"[yellow]interrupted:[/] {stats.get('skipped', 0) + stats.get('ran', 0)} of "
                           f"{stats.get('total', '?')} trials are saved in {stats.get('out', out)}; "
                           "run the same command to resume.")
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
     n_ok = int((df["status"] == "ok").sum()) if len(df) else 0
     n_bad = len(df) - n_ok
     console.print(f"{stats['total']} trials: {stats['skipped']} already done, {stats['ran']} ran "
@@ -100,11 +127,11 @@ def _sweep_cmd(
         for rec in df[df["status"] != "ok"].head(5).itertuples():
             first = str(rec.error).strip().splitlines()[0] if rec.error else ""
             console.print(f"  [red]{rec.status}[/] {rec.label} seed={rec.seed}: {first}")
-    raise typer.Exit(0 if n_bad == 0 else 1)
+    raise typer.Exit(0 if n_bad == 0 else EXIT_FAILED)
 
 
 def _reproduce_all_cmd(
-    seeds: int = typer.Option(5, "--seeds", help="Number of seeds (spec: at least 5)."),
+    seeds: int = typer.Option(5, "--seeds", min=1, help="Number of seeds (the papers' claims need at least 5)."),
     out: Path = typer.Option(Path("out/reproduce"), "--out", help="Output directory."),
     quick: bool = typer.Option(False, "--quick", help="Reduced scale (for CI)."),
 ) -> None:
@@ -124,10 +151,10 @@ def _reproduce_all_cmd(
     ran = [o for o in outcomes if o.status == "ran"]
     ok = bool(ran) and all(o.result.all_passed for o in ran) and not any(o.status == "error" for o in outcomes)
     console.print(f"wrote {path} ({len(ran)} of {len(outcomes)} reproductions ran)")
-    raise typer.Exit(0 if ok else 1)
+    raise typer.Exit(0 if ok else EXIT_FAILED)
 
 
 def register(app: typer.Typer, reproduce_app: typer.Typer) -> None:
-    app.command(name="compare")(_compare_cmd)
-    app.command(name="sweep")(_sweep_cmd)
-    reproduce_app.command(name="all")(_reproduce_all_cmd)
+    app.command(name="compare", epilog=EXIT_CODES_HELP)(_compare_cmd)
+    app.command(name="sweep", epilog=EXIT_CODES_HELP)(_sweep_cmd)
+    reproduce_app.command(name="all", epilog=EXIT_CODES_HELP)(_reproduce_all_cmd)

@@ -18,14 +18,16 @@ from rich.console import Console
 from rich.table import Table
 
 from schedlab.cli import analysis_cmd, trace_cmd
-from schedlab.cli._common import console, err_console, fail, parse_params
+from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_STRICT, console, err_console, fail,
+                                  interrupted, policy_params)
 from schedlab.cli._progress import sim_progress
 from schedlab.config import RunConfig
 from schedlab.errors import InputError
 from schedlab.inputs import resolve_run
-from schedlab.policies.registry import describe_policies
+from schedlab._version import __version__
+from schedlab.policies.registry import describe_policies, policy_class, policy_parameters
 from schedlab.reproduce.common import print_acceptance
-from schedlab.run import run_resolved
+from schedlab.run import check_output_dir, run_resolved
 
 __all__ = ["app", "main", "print_summary"]
 
@@ -34,8 +36,21 @@ app = typer.Typer(
     help="schedlab: trace-driven simulation of cluster resource scheduling.\n\n"
          "Run a policy on a workload and a cluster, compare policies, sweep parameters, "
          "and reproduce the ROSE, DRS, DRESS and HYBRID papers.",
+    epilog=EXIT_CODES_HELP,
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"schedlab {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """schedlab: trace-driven simulation of cluster resource scheduling."""
 
 
 def _load_config(path: Optional[Path]) -> dict[str, Any]:
@@ -62,35 +77,61 @@ def _load_config(path: Optional[Path]) -> dict[str, Any]:
         raise InputError(msgs, file=str(path)) from None
 
 
-@app.command()
+POLICY_HELP = ("Policy: a registered id (see `schedlab policies`), path/to/file.py:Class, "
+               "or package.module:Class.")
+PARAM_HELP = ("Policy parameter KEY=VALUE, or POLICY.KEY=VALUE for one policy (repeatable; "
+              "values are JSON when they parse: --param strict=true, "
+              "--param 'queues={\"prod\": 0.7}').")
+
+
+@app.command(epilog=EXIT_CODES_HELP)
 def run(
     workload: str = typer.Option("builtin:demo", "--workload", "-w",
                                  help="Workload: a CSV/Parquet table, a trace file/dir, or builtin:<name>."),
     cluster: str = typer.Option("builtin:demo", "--cluster", "-c",
                                 help="Cluster: CSV/Parquet/YAML/TOML, builtin:<name>, or from-trace."),
-    policy: Optional[str] = typer.Option(None, "--policy", "-p", help="Policy id (see `schedlab policies`). Default fifo."),
-    seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Random seed (default 0)."),
+    policy: Optional[str] = typer.Option(None, "--policy", "-p", help=POLICY_HELP + " Default fifo."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", min=0, help="Random seed, >= 0 (default 0)."),
     out: Path = typer.Option(Path("out/run"), "--out", "-o", help="Output directory."),
     config: Optional[Path] = typer.Option(None, "--config", help="TOML/YAML/JSON run config."),
-    param: Optional[list[str]] = typer.Option(None, "--param", help="Policy parameter KEY=VALUE (repeatable)."),
-    heartbeat: Optional[float] = typer.Option(None, "--heartbeat", help="YARN heartbeat mode: node heartbeat period in s."),
+    param: Optional[list[str]] = typer.Option(None, "--param", help=PARAM_HELP),
+    heartbeat: Optional[float] = typer.Option(None, "--heartbeat",
+                                              help="YARN heartbeat mode: node heartbeat period in s."),
     trace_format: Optional[str] = typer.Option(None, "--format", help="Trace format if the file is a trace (auto-detected)."),
     lenient: bool = typer.Option(False, "--lenient", help="Skip malformed trace rows (and report them)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Exit with code 3 if the run ends stuck or with many rejected actions."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of another run in --out."),
 ) -> None:
     """Run one policy on a workload and a cluster; write summary.json, tasks.parquet, jobs.parquet."""
     try:
-        _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_format, lenient, progress)
+        res = _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_format,
+                   lenient, progress, overwrite)
     except InputError as exc:
         fail(exc)
+    except KeyboardInterrupt:
+        interrupted(f"nothing was written to {out} (a single run is not resumable).")
+    if res.warnings and strict:
+        err_console.print("[bold red]error:[/] --strict: the run has warnings (see summary.json)")
+        raise typer.Exit(EXIT_STRICT)
 
 
 def _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_format, lenient,
-         show_progress) -> None:
+         show_progress, overwrite=False):
+    check_output_dir(out, overwrite=overwrite)        # before any work
     cfg = _load_config(config)
     policy = policy or cfg.get("policy", "fifo")
     seed = seed if seed is not None else cfg.get("seed", 0)
-    params = {**cfg.get("params", {}), **parse_params(param)}
+    if seed < 0:
+        raise InputError(f"seed {seed}: must be >= 0", file=str(config) if config else None)
+    by_policy = policy_params(param, [policy])
+    params = {**cfg.get("params", {}), **by_policy.pop("*", {})}
+    for pol_name, vals in by_policy.items():
+        if pol_name != policy:
+            raise InputError(f"--param {pol_name}.…: this run's policy is {policy!r}",
+                             expected=f"--param KEY=VALUE or --param {policy}.KEY=VALUE")
+        params.update(vals)
     engine = dict(cfg.get("engine", {}))
     if heartbeat is not None:
         engine["heartbeat_interval"] = heartbeat
@@ -107,8 +148,20 @@ def _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_f
         res = run_resolved(inputs, progress=cb)
     res.save(out)
     print_summary(res.summary, console)
+    print_warnings(res.warnings)
     console.print(f"wrote {out}/summary.json, tasks.parquet, jobs.parquet "
                   f"({res.wall_seconds:.2f} s wall)")
+    return res
+
+
+def print_warnings(warnings: list[dict[str, Any]]) -> None:
+    for wr in warnings:
+        err_console.print(f"[yellow]warning:[/] {wr['message']}", soft_wrap=True)
+        for r in wr.get("top_rejections", [])[:3]:
+            err_console.print(f"  {r['count']:,} × {r['status']}: {r['reason']}", soft_wrap=True)
+    if warnings:
+        err_console.print("  (recorded under \"warnings\" in summary.json; rejections.csv lists them; "
+                          "--strict makes this an error)", soft_wrap=True)
 
 
 def print_summary(s: dict[str, Any], con: Console | None = None) -> None:
@@ -125,24 +178,43 @@ def print_summary(s: dict[str, Any], con: Console | None = None) -> None:
             v = s[k]
             tab.add_row(k, f"{v:,.4g}" if isinstance(v, float) else f"{v:,}")
     con.print(tab)
-    if s.get("stuck"):
-        con.print("[yellow]warning:[/] the run stopped with work left that the policy never placed "
-                  "(see instances_unfinished).")
 
 
 @app.command()
-def policies() -> None:
-    """List the registered policies with a one-line description."""
-    tab = Table(title="policies")
-    tab.add_column("id", style="bold")
-    tab.add_column("description")
-    for pid, desc in describe_policies():
-        tab.add_row(pid, desc)
+def policies(policy_id: Optional[str] = typer.Argument(
+        None, help="A policy id, path/to/file.py:Class or package.module:Class: show its parameters.")) -> None:
+    """List the policies (id and description), or one policy's parameters with their types,
+    defaults and descriptions."""
+    try:
+        if policy_id is None:
+            tab = Table(title="policies (`schedlab policies ID` shows one's parameters)")
+            tab.add_column("id", style="bold")
+            tab.add_column("parameters")
+            tab.add_column("description")
+            for pid, desc in describe_policies():
+                names = ", ".join(r["name"] for r in policy_parameters(policy_class(pid)))
+                tab.add_row(pid, names, desc)
+            console.print(tab)
+            return
+        cls = policy_class(policy_id)
+    except InputError as exc:
+        fail(exc)
+    console.print(f"[bold]{policy_id}[/]: {cls.description or cls.__doc__ or ''}".strip())
+    rows = policy_parameters(cls)
+    if not rows:
+        console.print("no parameters")
+        return
+    tab = Table(title="parameters (--param KEY=VALUE)")
+    for col in ("name", "type", "default", "description"):
+        tab.add_column(col, overflow="fold")
+    for r in rows:
+        tab.add_row(r["name"], r["type"], r["default"], r["description"])
     console.print(tab)
 
 
-reproduce_app = typer.Typer(help="Reproduce a paper's experiments and check its claims (spec §5).",
-                            no_args_is_help=True)
+reproduce_app = typer.Typer(help="Reproduce a paper's experiments and check its acceptance claims "
+                                 "(exit code 1 if a check fails).",
+                            epilog=EXIT_CODES_HELP, no_args_is_help=True)
 app.add_typer(reproduce_app, name="reproduce")
 
 
@@ -151,8 +223,11 @@ def _reproduce(paper: str, seeds: int, out: Path, quick: bool) -> bool:
         mod = importlib.import_module(f"schedlab.reproduce.{paper}")
     except ModuleNotFoundError:
         raise InputError(f"the {paper} reproduction is not available in this build") from None
+    check_output_dir(out, overwrite=True)   # a file or an unwritable folder: an error now
     out.mkdir(parents=True, exist_ok=True)   # as `reproduce all` does for each paper
-    res = mod.reproduce(seeds=seeds, out=out, quick=quick)
+    with console.status(f"running the {paper.upper()} reproduction ({'quick' if quick else 'full'} "
+                        f"scale, {seeds} seeds); results go to {out}", spinner="dots"):
+        res = mod.reproduce(seeds=seeds, out=out, quick=quick)
     print_acceptance(res.checks, f"{paper.upper()} acceptance checks", console)
     res.acceptance().to_csv(out / "acceptance.csv", index=False)
     console.print(f"wrote {out}/acceptance.csv ({res.wall_seconds:.0f} s)")
@@ -160,16 +235,20 @@ def _reproduce(paper: str, seeds: int, out: Path, quick: bool) -> bool:
 
 
 def _make_reproduce_command(paper: str) -> None:
-    def cmd(seeds: int = typer.Option(5, "--seeds", help="Number of seeds (spec: at least 5)."),
+    def cmd(seeds: int = typer.Option(5, "--seeds", min=1, help="Number of seeds (the papers' claims need at least 5)."),
             out: Path = typer.Option(Path(f"out/reproduce/{paper}"), "--out", help="Output directory."),
             quick: bool = typer.Option(False, "--quick", help="Reduced scale (for CI).")) -> None:
         try:
             ok = _reproduce(paper, seeds, out, quick)
         except InputError as exc:
             fail(exc)
-        raise typer.Exit(0 if ok else 1)
-    cmd.__doc__ = f"Reproduce the {paper.upper()} paper's acceptance checks."
-    reproduce_app.command(name=paper)(cmd)
+        except KeyboardInterrupt:
+            interrupted(f"the files written so far are in {out}; the reproduction starts over "
+                        "when run again.")
+        raise typer.Exit(0 if ok else EXIT_FAILED)
+    cmd.__doc__ = (f"Reproduce the {paper.upper()} paper's experiments and check its claims; "
+                   "exit code 1 if a check fails.")
+    reproduce_app.command(name=paper, epilog=EXIT_CODES_HELP)(cmd)
 
 
 for _paper in ("hybrid", "dress", "rose", "drs"):

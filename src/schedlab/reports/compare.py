@@ -1,25 +1,40 @@
 """Compare policies on one workload and cluster over several seeds.
 
 >>> import schedlab
->>> df = schedlab.compare(policies=["fifo", "fifo[strict=true]"], seeds=2,
-...                       out="out/compare")                     # doctest: +SKIP
->>> df[df.kind == "mean"][["policy", "mean_wait", "makespan"]]   # doctest: +SKIP
+>>> runs = schedlab.compare(policies=["fifo", "fifo[strict=true]"], seeds=2,
+...                         out="out/compare")                   # doctest: +SKIP
+>>> runs.groupby("policy")["mean_wait"].mean()                   # doctest: +SKIP
+>>> runs.attrs["summary"]                    # the aggregate table  # doctest: +SKIP
 
-A policy is named by its registry id, optionally with parameters in brackets:
-``"fifo[strict=true;placement=best-fit]"`` (values are parsed as JSON when they can be).
-The label (the whole string) names the policy's rows in the results. Seeds come from
-``numpy.random.SeedSequence.spawn`` (:func:`schedlab.stats.seed_list`), so the
-seed list is stable. Each run is built by :func:`schedlab.inputs.resolve_run`, as
-``schedlab run`` and sweeps build theirs. A built-in workload is generated again for each seed (every
-policy sees the same jobs for a given seed); a file workload is the same for all seeds.
+A policy is named by its registry id, ``path/to/file.py:Class`` or ``package.module:Class``,
+optionally with parameters in brackets: ``"fifo[strict=true;placement=best-fit]"`` (values
+are parsed as JSON when they can be). The label (the whole string) names the policy's rows.
+Seeds come from ``numpy.random.SeedSequence.spawn`` (:func:`schedlab.stats.seed_list`).
+Each run is built by :func:`schedlab.inputs.resolve_run`, as ``schedlab run`` and sweeps
+build theirs.
 
-``summary.csv`` has one row per policy and seed (``kind == "run"``), then per policy a
-``kind == "mean"`` row (the mean over seeds) and a ``kind == "ci95"`` row (the half-width
-of the 95% Student-t confidence interval of that mean).
+Common random numbers: for a given seed every policy sees the same workload (a built-in
+workload is generated once per seed; a file is the same for all seeds) and its random
+generator is seeded with the same seed, so differences between policies are paired.
+
+Files written to ``out``:
+
+- ``runs.csv``: one row per policy × seed (tidy: ``groupby("policy").mean()`` is right);
+- ``summary.csv``: one row per policy × metric: ``mean``, ``ci95`` (half-width of the 95%
+  Student-t interval), and the paired difference to the baseline policy
+  (``diff = policy - baseline`` seed by seed, ``diff_ci95``, and ``diff_ci_includes_0``:
+  True when the data cannot tell the two apart at 95%);
+- ``per_class_seed0.csv``, ``report.html``;
+- ``runs/``: one JSON file per finished run, so an interrupted comparison resumes
+  where it stopped when the same command is run again.
 """
 from __future__ import annotations
 
+import difflib
+import hashlib
 import json
+import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -36,11 +51,14 @@ from schedlab.reports.html import Section, _fmt, image_html, paragraph, table_ht
 from schedlab.run import RunResult, simulate
 from schedlab.stats import mean_ci, seed_list
 
-__all__ = ["compare", "parse_policy", "split_policies", "summary_row", "mean_table",
+__all__ = ["compare", "aggregate", "parse_policy", "split_policies", "summary_row", "mean_table",
            "write_compare_report", "DEFAULT_WORKLOAD", "DEFAULT_CLUSTER"]
 
 DEFAULT_WORKLOAD = "builtin:google-2011-like"
 DEFAULT_CLUSTER = "builtin:google-2011-like"
+#: seeds per policy unless told: the smallest count whose paired 95% CI resolves a typical
+#: difference on the default workload (docs/guides/writing-a-policy.md, "How many seeds")
+DEFAULT_SEEDS = 15
 
 # Summary keys shown first in the report's mean table.
 KEY_METRICS = ("makespan", "mean_wait", "mean_jct", "mean_task_slowdown", "jobs_finished",
@@ -86,10 +104,12 @@ def parse_policy(label: str) -> tuple[str, dict[str, Any]]:
 
 
 def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] | str = ("fifo",),
-            seeds: int | Sequence[int] = 5, out: str | Path | None = None,
+            seeds: int | Sequence[int] = DEFAULT_SEEDS, out: str | Path | None = None,
             params: Mapping[str, Mapping[str, Any]] | None = None, *, base_seed: int = 0,
-            config: Any = None, report: bool = True,
-            progress: Callable[[str, int, int], None] | None = None) -> pd.DataFrame:
+            config: Any = None, report: bool = True, baseline: str | None = None,
+            workers: int | None = None, overwrite: bool = False,
+            progress: Callable[[str, int, int], None] | None = None,
+            stats: dict[str, Any] | None = None) -> pd.DataFrame:
     """Run every policy on the same workload and cluster for each seed; summarize.
 
     Parameters
@@ -98,19 +118,28 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         Default ``"builtin:google-2011-like"``.
     cluster : path, ``builtin:<name>``, ``"from-trace"``, DataFrame or ClusterSpec.
         Default ``"builtin:google-2011-like"``.
-    policies : labels such as ``"fifo"`` or ``"fifo[strict=true]"`` (a list or a
-        comma-separated string).
+    policies : labels such as ``"fifo"``, ``"fifo[strict=true]"`` or ``"my.py:MyPolicy"``
+        (a list or a comma-separated string).
     seeds : the number of seeds (derived with ``SeedSequence(base_seed).spawn``) or a list.
-    out : if given, write ``summary.csv`` and (``report=True``) ``report.html`` there.
+    out : if given, write ``runs.csv``, ``summary.csv`` and (``report=True``) ``report.html``
+        there, and keep each finished run in ``out/runs/`` (rerun to resume).
     params : extra parameters per label or per policy id, merged over the bracket ones.
     config : engine configuration (:class:`schedlab.EngineConfig` or dict).
+    baseline : the label differences are taken to (default: the first policy).
+    workers : processes running the independent runs (default: all cores; 1 runs in this
+        process). Workloads and clusters given as objects always run in this process.
+    overwrite : replace the results of a different comparison found in ``out``.
     progress : called as ``progress(label, seed, done_runs)`` after each run.
+    stats : if given, filled with ``total``, ``kept`` (runs found from an earlier
+        attempt), ``done`` and ``out``, also when interrupted.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (policy, seed) with ``kind == "run"``, then ``mean`` and ``ci95`` rows.
+        One row per (policy, seed); ``.attrs["summary"]`` holds the aggregate table
+        (one row per policy and metric, see the module docstring).
     """
+    stats = stats if stats is not None else {}
     workload = DEFAULT_WORKLOAD if workload is None else workload
     cluster = DEFAULT_CLUSTER if cluster is None else cluster
     labels = split_policies(policies) if isinstance(policies, str) else [str(p) for p in policies]
@@ -118,84 +147,251 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         raise InputError("no policies to compare", expected="e.g. --policies fifo,fifo[strict=true]")
     if len(set(labels)) != len(labels):
         raise InputError(f"policy labels repeat: {labels}")
-    seed_values = seed_list(int(seeds), base_seed) if isinstance(seeds, (int, np.integer)) else \
-        [int(s) for s in seeds]
+    if isinstance(seeds, (int, np.integer)):
+        if int(seeds) < 1:
+            raise InputError(f"--seeds {seeds}: need at least one seed", expected="an integer >= 1")
+        seed_values = seed_list(int(seeds), base_seed)
+    else:
+        seed_values = [int(s) for s in seeds]
     if not seed_values:
         raise InputError("need at least one seed")
+    if any(s < 0 for s in seed_values) or base_seed < 0:
+        raise InputError("seeds must be >= 0", expected="non-negative integers")
+    baseline = labels[0] if baseline is None else baseline
+    if baseline not in labels:
+        raise InputError(f"--baseline {baseline!r} is not one of the compared policies",
+                         expected=", ".join(labels))
     params = dict(params or {})
+    known = set(labels) | {parse_policy(lab)[0] for lab in labels}
+    for key in params:
+        if key not in known and key != "*":
+            hint = difflib.get_close_matches(key, sorted(known), n=1)
+            raise InputError(f"--param {key}.…: {key!r} is not a compared policy"
+                             + (f"; did you mean {hint[0]!r}?" if hint else ""))
     specs = []
     for lab in labels:
         pid, p = parse_policy(lab)
-        p = {**p, **dict(params.get(pid, {})), **dict(params.get(lab, {}))} if lab != pid else \
-            {**p, **dict(params.get(pid, {}))}
+        p = {**p, **dict(params.get("*", {})), **dict(params.get(pid, {}))}
+        if lab != pid:
+            p.update(dict(params.get(lab, {})))
         pol = resolve_policy(pid, p)       # validates now, before any run
         specs.append((lab, pid, p, pol.describe_params()))
 
     config = resolve_config(config)
     # resolved once; "from-trace" is resolved per seed, with the machines of that seed's trace
     run_cluster = cluster if isinstance(cluster, str) and cluster == FROM_TRACE else resolve_cluster(cluster)
-    rows: list[dict[str, Any]] = []
+    key_base = {"workload": str(workload), "cluster": str(cluster), "engine": config.model_dump()}
+    store = None
+    if out is not None:
+        out = Path(out)
+        store = _RunStore(out, key_base, overwrite=overwrite)   # checked before any run
+    jobs = [(si, seed, spec) for si, seed in enumerate(seed_values) for spec in specs]
+    stats.update(total=len(jobs), kept=0, done=0, out=str(out) if out is not None else None)
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    if store is not None:
+        for si, seed, (lab, pid, p, full) in jobs:
+            row = store.get(lab, full, seed)
+            if row is not None:
+                rows[(lab, si)] = row
+        stats["kept"] = len(rows)
+    t0 = time.perf_counter()
+    n_done = len(rows)
+    stats["done"] = n_done
+
+    def finished(row: dict[str, Any]) -> None:
+        nonlocal n_done
+        rows[(row["policy"], row["seed_index"])] = row
+        if store is not None:
+            store.put(row)
+        n_done += 1
+        stats["done"] = n_done
+        if progress is not None:
+            progress(row["policy"], row["seed"], n_done)
+
     first_runs: dict[str, RunResult] = {}
     per_class_rows: list[dict[str, Any]] = []
-    wdesc = ""
-    t0 = time.perf_counter()
-    n_done = 0
-    for si, seed in enumerate(seed_values):
-        loaded = resolve_workload(workload, seed=seed)
-        wdesc = loaded.label
-        for lab, pid, p, full in specs:
-            res = simulate(loaded, run_cluster, pid, params=p, seed=seed, config=config)
-            row = {"kind": "run", "policy": lab, "policy_id": pid,
-                   "params": json.dumps(full, sort_keys=True, default=str), "seed": seed,
-                   "seed_index": si, **summary_row(res.summary), "wall_seconds": res.wall_seconds}
-            rows.append(row)
+    picklable = isinstance(workload, (str, Path)) and isinstance(cluster, (str, Path))
+    n_workers = (os.cpu_count() or 1) if workers is None else int(workers)
+    todo = [(si, seed, spec) for si, seed, spec in jobs if (spec[0], si) not in rows]
+    # the first seed's runs are needed in this process for the report's figures
+    local = [j for j in todo if j[0] == 0 or not picklable or n_workers <= 1]
+    remote = [j for j in todo if j not in local]
+    pool = None
+    futures = []
+    try:
+        if remote:
+            import concurrent.futures as cf
+            import multiprocessing as mp
+            pool = cf.ProcessPoolExecutor(max_workers=max(1, min(n_workers, len(remote))),
+                                          mp_context=mp.get_context("spawn"))
+            futures = [pool.submit(_remote_run, str(workload), str(cluster), lab, pid, p, full,
+                                   seed, si, config.model_dump())
+                       for si, seed, (lab, pid, p, full) in remote]
+        loaded_by_seed: dict[int, Any] = {}
+        need_first = report and out is not None
+        for si, seed, (lab, pid, p, full) in local + ([] if not need_first else
+                                                      [(0, seed_values[0], sp) for sp in specs
+                                                       if (sp[0], 0) in rows]):
+            if seed not in loaded_by_seed:
+                loaded_by_seed = {seed: resolve_workload(workload, seed=seed)}
+            res = simulate(loaded_by_seed[seed], run_cluster, pid, params=p, seed=seed, config=config)
             if si == 0:
                 first_runs[lab] = res
                 for cls, vals in res.summary.get("per_class", {}).items():
                     per_class_rows.append({"policy": lab, "class": cls, **vals})
-            n_done += 1
-            if progress is not None:
-                progress(lab, seed, n_done)
+            if (lab, si) not in rows:
+                finished(_run_row(res, lab, pid, full, seed, si, loaded_by_seed[seed].workload))
+        for fut in futures:
+            finished(fut.result())
+    except BaseException:
+        # Ctrl-C (or an error): stop now, without waiting for the runs under way; what
+        # finished is already kept in out/runs/
+        if pool is not None:
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            pool = None
+        raise
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
 
-    runs_df = pd.DataFrame(rows)
-    metric_cols = [c for c in runs_df.columns
-                   if c not in ("kind", "policy", "policy_id", "params", "seed", "seed_index")
-                   and pd.api.types.is_numeric_dtype(runs_df[c])]
-    agg = []
-    for lab, pid, _, full in specs:
-        sub = runs_df[runs_df["policy"] == lab]
-        mean = {"kind": "mean", "policy": lab, "policy_id": pid,
-                "params": json.dumps(full, sort_keys=True, default=str)}
-        ci = dict(mean, kind="ci95")
-        for col in metric_cols:
-            m, h = mean_ci(sub[col].astype(float).tolist())
-            mean[col], ci[col] = m, h
-        agg += [mean, ci]
-    df = pd.concat([runs_df, pd.DataFrame(agg)], ignore_index=True)
-    df["seed"] = df["seed"].astype("Int64")
-    df["seed_index"] = df["seed_index"].astype("Int64")
-    df.attrs["wall_seconds"] = time.perf_counter() - t0
+    order = {lab: i for i, (lab, *_rest) in enumerate(specs)}
+    runs_df = pd.DataFrame([rows[k] for k in sorted(rows, key=lambda k: (k[1], order[k[0]]))])
+    runs_df["seed"] = runs_df["seed"].astype("int64")
+    summary = aggregate(runs_df, baseline=baseline, labels=labels)
+    runs_df.attrs["summary"] = summary
+    runs_df.attrs["baseline"] = baseline
+    runs_df.attrs["wall_seconds"] = time.perf_counter() - t0
 
     if out is not None:
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        df.to_csv(out / "summary.csv", index=False)
+        runs_df.to_csv(out / "runs.csv", index=False)
+        summary.to_csv(out / "summary.csv", index=False)
         if per_class_rows:
             pd.DataFrame(per_class_rows).to_csv(out / "per_class_seed0.csv", index=False)
-        if report:
+        if report and first_runs:
             c0 = next(iter(first_runs.values())).sim.spec
             meta = {
-                "workload": wdesc,
+                "workload": str(workload) if isinstance(workload, (str, Path)) else "<object>",
                 "cluster": f"{cluster if isinstance(cluster, str) else c0.name}: {c0.describe()}",
                 "policies": {lab: full for lab, _, _, full in specs},
                 "seeds": seed_values,
                 "seed derivation": f"SeedSequence({base_seed}).spawn({len(seed_values)})",
+                "baseline": baseline,
                 "engine config": next(iter(first_runs.values())).meta.get("engine", {}),
                 "schedlab version": __version__,
                 "command": _command_line(workload, cluster, labels, len(seed_values), out),
             }
-            write_compare_report(out / "report.html", df, first_runs, meta=meta,
+            write_compare_report(out / "report.html", runs_df, first_runs, meta=meta,
                                  per_class=pd.DataFrame(per_class_rows))
+    return runs_df
+
+
+
+def _workload_digest(w: Any) -> str:
+    h = hashlib.sha1()
+    for arr in (w.submit_time, w.duration, w.request, w.instances, w.job):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()[:12]
+
+
+def _run_row(res: RunResult, lab: str, pid: str, full: dict[str, Any], seed: int, si: int,
+             w: Any) -> dict[str, Any]:
+    return {"policy": lab, "policy_id": pid, "params": json.dumps(full, sort_keys=True, default=str),
+            "seed": int(seed), "seed_index": int(si), "workload_digest": _workload_digest(w),
+            **{k: (float(v) if not isinstance(v, bool) else v)
+               for k, v in summary_row(res.summary).items()},
+            "warnings": len(res.warnings), "wall_seconds": res.wall_seconds}
+
+
+def _remote_run(workload: str, cluster: str, lab: str, pid: str, p: dict[str, Any],
+                full: dict[str, Any], seed: int, si: int, config: dict[str, Any]) -> dict[str, Any]:
+    """One run in a pool worker (a fresh process: everything is resolved from strings)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is handled by the parent
+    loaded = resolve_workload(workload, seed=seed)
+    res = simulate(loaded, cluster, pid, params=p, seed=seed, config=config)
+    return _run_row(res, lab, pid, full, seed, si, loaded.workload)
+
+
+class _RunStore:
+    """``out/runs/``: one JSON file per finished run, and the comparison it belongs to."""
+
+    def __init__(self, out: Path, key_base: dict[str, Any], *, overwrite: bool) -> None:
+        from schedlab.run import check_output_dir
+        check_output_dir(out, overwrite=True)  # a file, or not writable: an error now
+        self.dir = out / "runs"
+        self.key_base = key_base
+        ident = json.dumps(key_base, sort_keys=True, default=str)
+        marker = out / "compare.json"
+        other = [n for n in ("summary.json", "results") if (out / n).exists()]
+        if other and not overwrite:
+            raise InputError(f"holds the results of another command ({other[0]})", file=str(out),
+                             expected="another --out, or --overwrite")
+        if marker.exists():
+            try:
+                old = json.loads(marker.read_text()).get("inputs")
+            except (OSError, json.JSONDecodeError):
+                old = None
+            if old != json.loads(ident):
+                if not overwrite:
+                    raise InputError("holds a comparison of other inputs (workload, cluster or "
+                                     "engine config)", file=str(out),
+                                     expected="another --out, or --overwrite to replace it")
+                shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"inputs": json.loads(ident)}, indent=2, default=str))
+
+    def _path(self, lab: str, full: dict[str, Any], seed: int) -> Path:
+        key = json.dumps({"label": lab, "params": full, "seed": int(seed)}, sort_keys=True, default=str)
+        return self.dir / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.json"
+
+    def get(self, lab: str, full: dict[str, Any], seed: int) -> dict[str, Any] | None:
+        path = self._path(lab, full, seed)
+        try:
+            return json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+
+    def put(self, row: dict[str, Any]) -> None:
+        path = self._path(row["policy"], json.loads(row["params"]), row["seed"])
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(row, default=str))
+        tmp.replace(path)        # atomic: an interrupted write leaves no half row
+
+
+ID_COLUMNS = ("policy", "policy_id", "params", "seed", "seed_index", "workload_digest")
+
+
+def aggregate(runs: pd.DataFrame, *, baseline: str | None = None,
+              labels: Sequence[str] | None = None, confidence: float = 0.95) -> pd.DataFrame:
+    """One row per policy × metric: mean and CI over seeds, and the paired difference to
+    ``baseline`` (seed by seed) with its CI and whether that CI includes 0."""
+    labels = list(labels) if labels is not None else list(dict.fromkeys(runs["policy"]))
+    baseline = labels[0] if baseline is None else baseline
+    metrics = [c for c in runs.columns if c not in ID_COLUMNS and c not in ("warnings",)
+               and pd.api.types.is_numeric_dtype(runs[c]) and not pd.api.types.is_bool_dtype(runs[c])]
+    base = runs[runs["policy"] == baseline].set_index("seed")
+    out = []
+    for lab in labels:
+        sub = runs[runs["policy"] == lab].set_index("seed")
+        for m in metrics:
+            x = sub[m].astype(float)
+            mean, h = mean_ci(x.tolist(), confidence)
+            row = {"policy": lab, "metric": m, "n_seeds": int(x.notna().sum()), "mean": mean,
+                   "ci95": h, "baseline": baseline}
+            if lab == baseline:
+                row.update(diff=0.0, diff_ci95=float("nan"), diff_ci_includes_0=pd.NA)
+            else:
+                common = x.index.intersection(base.index)
+                d = (x.loc[common] - base.loc[common, m].astype(float)).tolist()
+                dm, dh = mean_ci(d, confidence)
+                inc = bool(not np.isfinite(dh) or (dm - dh) <= 0 <= (dm + dh)) if np.isfinite(dm) \
+                    else pd.NA
+                row.update(diff=dm, diff_ci95=dh, diff_ci_includes_0=inc)
+            out.append(row)
+    df = pd.DataFrame(out)
+    df["diff_ci_includes_0"] = df["diff_ci_includes_0"].astype("boolean")
     return df
 
 
@@ -210,18 +406,44 @@ def _command_line(workload: Any, cluster: Any, labels: Sequence[str], n: int, ou
     return " ".join(parts)
 
 
+def _summary_of(df: pd.DataFrame) -> pd.DataFrame:
+    """The aggregate table of a comparison: ``df`` itself, or the one attached to a runs table."""
+    if "metric" in df.columns:
+        return df
+    summ = df.attrs.get("summary")
+    return summ if summ is not None else aggregate(df)
+
+
 def mean_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Policy rows, key metrics as 'mean ± ci95' text."""
-    means = df[df["kind"] == "mean"].set_index("policy")
-    cis = df[df["kind"] == "ci95"].set_index("policy")
-    out = {"policy": list(means.index)}
+    """Policy rows, key metrics as 'mean ± ci95' text (``df``: runs or aggregate table)."""
+    summ = _summary_of(df)
+    labels = list(dict.fromkeys(summ["policy"]))
+    out: dict[str, list[Any]] = {"policy": labels}
     for m in KEY_METRICS:
-        if m not in means:
+        sub = summ[summ["metric"] == m].set_index("policy")
+        if not len(sub):
+            continue
+        out[m] = [_fmt(sub.at[p, "mean"]) + ("" if not np.isfinite(sub.at[p, "ci95"])
+                                             else f" ± {_fmt(sub.at[p, 'ci95'])}") for p in labels]
+    return pd.DataFrame(out)
+
+
+def diff_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Key metrics as the paired difference to the baseline, 'diff ± ci95', with a mark
+    (``≈ 0?``) where the interval includes 0."""
+    summ = _summary_of(df)
+    base = summ["baseline"].iloc[0]
+    labels = [p for p in dict.fromkeys(summ["policy"]) if p != base]
+    out: dict[str, list[Any]] = {"policy": [f"{p} − {base}" for p in labels]}
+    for m in KEY_METRICS:
+        sub = summ[summ["metric"] == m].set_index("policy")
+        if not len(sub):
             continue
         col = []
-        for p in means.index:
-            v, h = means.at[p, m], cis.at[p, m]
-            col.append(_fmt(v) + ("" if not np.isfinite(h) else f" ± {_fmt(h)}"))
+        for p in labels:
+            d, h, inc = sub.at[p, "diff"], sub.at[p, "diff_ci95"], sub.at[p, "diff_ci_includes_0"]
+            txt = _fmt(d) + ("" if not np.isfinite(h) else f" ± {_fmt(h)}")
+            col.append(txt + (" (≈ 0?)" if inc is True or (not pd.isna(inc) and bool(inc)) else ""))
         out[m] = col
     return pd.DataFrame(out)
 
@@ -239,17 +461,26 @@ def _outcome_table(runs: Mapping[str, RunResult]) -> pd.DataFrame:
 def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[str, RunResult], *,
                          meta: Mapping[str, Any], per_class: pd.DataFrame | None = None,
                          title: str = "schedlab policy comparison") -> Path:
-    """Write the comparison's HTML report (plots use the first seed's run of each policy)."""
-    first_seed = summary.loc[summary["kind"] == "run", "seed"].iloc[0]
+    """Write the comparison's HTML report (plots use the first seed's run of each policy).
+
+    ``summary`` is the runs table :func:`compare` returns (its aggregate in ``.attrs``).
+    """
+    first_seed = summary["seed"].iloc[0]
     note = f"Figures show the run with seed {first_seed} of each policy; tables cover all seeds."
     sec: list[Section] = []
     s = Section("summary", "Summary")
     s.add(paragraph("Mean over seeds ± half-width of the 95% confidence interval. "
                     "Times in seconds; utilizations are fractions of capacity."))
     s.add(table_html(mean_table(summary)))
-    s.add(paragraph("Every run and the mean / ci95 rows (summary.csv):", cls="note"))
-    show = [c for c in ["kind", "policy", "seed", *KEY_METRICS, "wall_seconds"] if c in summary]
-    s.add(table_html(summary[show], row_class=["mean" if k != "run" else "" for k in summary["kind"]]))
+    if summary["policy"].nunique() > 1:
+        s.add(paragraph("Paired difference to the baseline, seed by seed (every policy sees the "
+                        "same workload for a given seed), ± 95% CI; “≈ 0?” marks an interval "
+                        "that includes 0, where the seeds cannot tell the policies apart "
+                        "(summary.csv):", cls="note"))
+        s.add(table_html(diff_table(summary)))
+    s.add(paragraph("Every run (runs.csv):", cls="note"))
+    show = [c for c in ["policy", "seed", *KEY_METRICS, "wall_seconds"] if c in summary]
+    s.add(table_html(summary[show]))
     sec.append(s)
     sec.append(Section("utilization", "Utilization over time").add(paragraph(note, cls="note")).add(
         image_html(plots.plot_utilization(runs), "Used and allocated share of each resource")))
@@ -268,4 +499,4 @@ def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[
     sec.append(Section("heatmap", "Per-machine utilization").add(
         image_html(plots.plot_heatmap(runs, "cpu"), "CPU used per machine over time")))
     return write_html(path, title, sec, meta=meta,
-                      subtitle=f"{len(runs)} policies × {int((summary['kind'] == 'run').sum() / max(len(runs), 1))} seeds")
+                      subtitle=f"{len(runs)} policies × {summary['seed'].nunique()} seeds")

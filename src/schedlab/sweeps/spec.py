@@ -156,6 +156,9 @@ class SweepSpec(BaseModel):
         if isinstance(self.seeds, list) and not self.seeds:
             msg = "seeds must not be empty"
             raise ValueError(msg)
+        if self.base_seed < 0 or (isinstance(self.seeds, list) and any(s < 0 for s in self.seeds)):
+            msg = "seeds and base_seed must be >= 0"
+            raise ValueError(msg)
         return self
 
     def seed_values(self) -> list[int]:
