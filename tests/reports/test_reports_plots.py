@@ -45,6 +45,9 @@ def test_table_wraps_headers_and_long_labels_only():
     cells = re.findall(r'<td class="([^"]*)">([^<]*)</td>', t)
     assert ("l", "fifo") in cells and ("l", "3757552657") in cells      # short text never wraps
     assert ("l w", "fifo[strict=true;placement=best-fit]") in cells
+    # "mean ± ci (≈ 0?)" text breaks only before "±" and "(", never inside a number's pair
+    t = table_html(pd.DataFrame({"policy": ["a"], "mean_wait": ["0 ± 0.5 (≈ 0?)"]}))
+    assert "0 ±\u00a00.5 (≈\u00a00?)" in t
 
 
 def test_page_holds_nothing_for_tests():

@@ -38,7 +38,8 @@ section{margin-top:26px} h2{border-bottom:2px solid #d6dde6;padding-bottom:4px;f
 table{border-collapse:collapse;font-size:.8em}
 th,td{border:1px solid #d6dde6;padding:3px 6px;text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f1f4f8;font-weight:600;vertical-align:bottom;max-width:9em}
-td{white-space:nowrap} td.l,th.l{text-align:left} td.w{white-space:normal;min-width:10em;max-width:22em;overflow-wrap:anywhere}
+td{white-space:nowrap} td.l,th.l{text-align:left} td.l{white-space:normal}
+td.w{min-width:10em;max-width:22em;overflow-wrap:anywhere}
 table.meta td.w{max-width:none}
 tr.mean td{font-weight:600;background:#fbfbe8}
 .pass{color:#1a7f37;font-weight:700} .fail{color:#cf222e;font-weight:700}
@@ -135,6 +136,8 @@ def table_html(df: pd.DataFrame, *, row_class: Sequence[str] | None = None,
         for c, v in zip(cols, rec):
             cl = "l" if c in text_cols else ""
             s = html.escape(str(v) if c == "seed" and not pd.isna(v) else _fmt(v))
+            # "12.3 ± 0.4 (≈ 0?)" breaks only before the "±" and the "(", if at all
+            s = s.replace(" ± ", " ±\u00a0").replace("(≈ ", "(≈\u00a0")
             if cl == "l" and len(s) > 24:
                 cl += " w"                         # long labels wrap, short ones never do
             if verdict_column and c == verdict_column:
