@@ -4,8 +4,11 @@ A report is a title, a "how to rerun" block (workload, cluster, policy parameter
 schedlab version, command) and a list of :class:`Section`. Each section holds HTML
 fragments made with :func:`table_html`, :func:`image_html` and :func:`paragraph`.
 
-A short inline script (no external resources) writes, once the page has loaded, how many
-embedded images decoded into ``#render-check``; headless-browser tests read it back.
+Numbers are formatted one way everywhere (:func:`format_number`): thousands separators, no
+scientific notation, about four significant digits. Wide tables wrap their headers at
+underscores and scroll inside their own box, so the page itself never gets wider than the
+window (1,280 px and up). A figure that has nothing to show (:class:`.plots.NothingToShow`)
+becomes one sentence. The page holds no script and nothing meant for tests.
 """
 from __future__ import annotations
 
@@ -20,37 +23,32 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["Section", "image_html", "paragraph", "render_html", "table_html", "write_html"]
+__all__ = ["Section", "format_number", "image_html", "paragraph", "render_html", "table_html",
+           "write_html"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2733;background:#fff}
 header{background:#1d3557;color:#fff;padding:18px 32px}
 header h1{margin:0;font-size:1.5em} header p{margin:4px 0 0;opacity:.85}
-main{padding:8px 32px 40px;max-width:1280px}
+main{padding:8px 32px 40px;max-width:1280px;box-sizing:border-box}
 nav{padding:10px 32px;background:#f1f4f8;border-bottom:1px solid #d6dde6;font-size:.9em}
 nav a{margin-right:14px;color:#1d3557}
 section{margin-top:26px} h2{border-bottom:2px solid #d6dde6;padding-bottom:4px;font-size:1.2em}
-table{border-collapse:collapse;font-size:.82em;margin:8px 0}
-th,td{border:1px solid #d6dde6;padding:3px 7px;text-align:right}
-th{background:#f1f4f8} td.l,th.l{text-align:left}
+.tw{max-width:100%;overflow-x:auto;margin:8px 0}
+table{border-collapse:collapse;font-size:.8em}
+th,td{border:1px solid #d6dde6;padding:3px 6px;text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f1f4f8;font-weight:600;vertical-align:bottom;max-width:9em}
+td{white-space:nowrap} td.l,th.l{text-align:left} td.l{white-space:normal}
+td.w{min-width:10em;max-width:22em;overflow-wrap:anywhere}
+table.meta td.w{max-width:none}
 tr.mean td{font-weight:600;background:#fbfbe8}
 .pass{color:#1a7f37;font-weight:700} .fail{color:#cf222e;font-weight:700}
 img{max-width:100%;border:1px solid #e3e8ee;margin:6px 0}
 figure{margin:10px 0} figcaption{font-size:.85em;color:#57606a}
 pre{background:#f6f8fa;padding:8px 12px;overflow-x:auto;font-size:.85em}
-.note{color:#57606a;font-size:.88em} #render-check{color:#9aa4ae;font-size:.75em}
+.note{color:#57606a;font-size:.88em} p.empty{color:#57606a;font-style:italic}
 """
 
-_SCRIPT = """
-window.addEventListener("load", function () {
-  var imgs = document.images, ok = 0;
-  for (var i = 0; i < imgs.length; i++) { if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++; }
-  var el = document.getElementById("render-check");
-  el.textContent = "images decoded: " + ok + "/" + imgs.length;
-  el.setAttribute("data-images-ok", String(ok));
-  el.setAttribute("data-images-total", String(imgs.length));
-});
-"""
 
 
 @dataclass
@@ -72,7 +70,11 @@ def paragraph(text: str, *, cls: str | None = None) -> str:
 
 
 def image_html(png: bytes | Any, caption: str = "", *, alt: str | None = None) -> str:
-    """An ``<img>`` with the PNG inline as a data URI. ``png`` may be a matplotlib Figure."""
+    """An ``<img>`` with the PNG inline as a data URI. ``png`` may be a matplotlib Figure, or a
+    :class:`.plots.NothingToShow`, which becomes one sentence instead of the figure."""
+    from schedlab.reports.plots import NothingToShow
+    if isinstance(png, NothingToShow):
+        return paragraph(png.reason, cls="empty")
     if not isinstance(png, (bytes, bytearray)):
         from schedlab.reports.plots import figure_png
         png = figure_png(png)
@@ -82,23 +84,43 @@ def image_html(png: bytes | Any, caption: str = "", *, alt: str | None = None) -
     return f'<figure><img alt="{alt}" src="data:image/png;base64,{b64}">{cap}</figure>'
 
 
-def _fmt(v: Any) -> str:
+def format_number(v: Any) -> str:
+    """One number format for every table: ``99,880``, ``4,791``, ``12.35``, ``0.1235``, ``0.00012``.
+
+    Thousands separators, no exponent, four significant digits (integers in full), trailing
+    zeros dropped; NaN and None give an empty cell, booleans ``yes`` / ``no``.
+    """
     if v is None or v is pd.NA:
         return ""
-    if v is None or (isinstance(v, float) and not np.isfinite(v)):
-        return "" if v is None or np.isnan(v) else ("∞" if v > 0 else "-∞")
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
-    if isinstance(v, (float, np.floating)):
-        a = abs(float(v))
-        if a == 0:
-            return "0"
-        if a >= 1e5 or a < 1e-3:
-            return f"{float(v):.3g}"
-        return f"{float(v):,.4g}"
     if isinstance(v, (int, np.integer)):
         return f"{int(v):,}"
+    if isinstance(v, (float, np.floating)):
+        x = float(v)
+        if np.isnan(x):
+            return ""
+        if np.isinf(x):
+            return "∞" if x > 0 else "-∞"
+        a = abs(x)
+        if a == 0:
+            return "0"
+        if a >= 1000:
+            return f"{x:,.0f}"
+        decimals = max(0, 3 - int(np.floor(np.log10(a))))      # 4 significant digits
+        txt = f"{x:,.{decimals}f}"
+        if "." in txt:
+            txt = txt.rstrip("0").rstrip(".")
+        return "0" if txt in ("-0", "") else txt
     return str(v)
+
+
+_fmt = format_number        # the old private name, still imported elsewhere
+
+
+def _header(name: Any) -> str:
+    """Escaped, with a line-break opportunity after each underscore (narrow columns)."""
+    return html.escape(str(name)).replace("_", "_<wbr>")
 
 
 def table_html(df: pd.DataFrame, *, row_class: Sequence[str] | None = None,
@@ -107,19 +129,23 @@ def table_html(df: pd.DataFrame, *, row_class: Sequence[str] | None = None,
     df = df.head(max_rows)
     cols = list(df.columns)
     text_cols = {c for c in cols if not pd.api.types.is_numeric_dtype(df[c]) or c in ("seed",)}
-    head = "".join(f'<th class="{"l" if c in text_cols else ""}">{html.escape(str(c))}</th>' for c in cols)
+    head = "".join(f'<th class="{"l" if c in text_cols else ""}">{_header(c)}</th>' for c in cols)
     rows = []
     for i, rec in enumerate(df.itertuples(index=False, name=None)):
         cells = []
         for c, v in zip(cols, rec):
             cl = "l" if c in text_cols else ""
             s = html.escape(str(v) if c == "seed" and not pd.isna(v) else _fmt(v))
+            # "12.3 ± 0.4 (≈ 0?)" breaks only before the "±" and the "(", if at all
+            s = s.replace(" ± ", " ±\u00a0").replace("(≈ ", "(≈\u00a0")
+            if cl == "l" and len(s) > 24:
+                cl += " w"                         # long labels wrap, short ones never do
             if verdict_column and c == verdict_column:
                 cl += " pass" if str(v).upper() == "PASS" else " fail"
             cells.append(f'<td class="{cl.strip()}">{s}</td>')
         rc = f' class="{row_class[i]}"' if row_class is not None and row_class[i] else ""
         rows.append(f"<tr{rc}>{''.join(cells)}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def _meta_html(meta: Mapping[str, Any]) -> str:
@@ -128,8 +154,8 @@ def _meta_html(meta: Mapping[str, Any]) -> str:
         if isinstance(v, (dict, list)):
             v = json.dumps(v, default=str)
         rows.append(f'<tr><th class="l">{html.escape(str(k))}</th>'
-                    f'<td class="l">{html.escape(str(v))}</td></tr>')
-    return f"<table>{''.join(rows)}</table>"
+                    f'<td class="l w">{html.escape(str(v))}</td></tr>')
+    return f'<div class="tw"><table class="meta">{"".join(rows)}</table></div>'
 
 
 def render_html(title: str, sections: Sequence[Section], *, meta: Mapping[str, Any] | None = None,
@@ -148,8 +174,7 @@ def render_html(title: str, sections: Sequence[Section], *, meta: Mapping[str, A
             f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             f"<header><h1>{html.escape(title)}</h1>{sub}</header><nav>{nav}</nav><main>{body}"
-            f'<p id="render-check">images not checked (scripts disabled)</p></main>'
-            f"<script>{_SCRIPT}</script></body></html>\n")
+            "</main></body></html>\n")
 
 
 def write_html(path: str | Path, title: str, sections: Sequence[Section], **kw: Any) -> Path:

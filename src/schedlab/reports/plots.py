@@ -1,22 +1,35 @@
 """Figures of one or more runs (matplotlib, Agg backend, no display needed).
 
-Every function takes ``runs``, a mapping ``label -> RunResult`` (one run per policy, say),
-and returns a :class:`matplotlib.figure.Figure` whose axes carry units. Plots overlay the
-runs so policies can be compared on one figure. :func:`figure_png` turns a figure into
-PNG bytes (the HTML report embeds them as base64).
+Every function takes ``runs``, a mapping ``label -> run(s)``, and returns a
+:class:`matplotlib.figure.Figure` whose axes carry units, or :class:`NothingToShow` (a
+sentence saying why there is no figure) when every value to draw is zero or missing.
+A label's value may be one :class:`~schedlab.run.RunResult`, one :class:`RunDigest`, or
+a list of either, one per seed. Figures that can pool seeds do: :func:`plot_utilization`
+and :func:`plot_cdfs` draw the mean over seeds with a 95% confidence band (Student t; with
+only 2 seeds the band is their range, as a t interval with one degree of freedom is
+uninformative), and
+:func:`plot_evictions` takes the per-run table, so it covers every seed. The per-job bars
+and the per-machine heat map show one run per label (the first seed given).
+
+:func:`digest` reduces a run to what the figures need (a few hundred kilobytes at most,
+picklable), so a process pool can send it back instead of the whole run.
+:func:`figure_png` turns a figure into PNG bytes (the HTML report embeds them as base64).
 
 Functions
 ---------
 - :func:`plot_utilization`: used and allocated share of each resource over time;
-- :func:`plot_cdfs`: CDFs of job wait, completion time (JCT) and slowdown per job class;
+- :func:`plot_cdfs`: CDFs of job wait, completion time (JCT) and slowdown, all jobs and the
+  largest job classes (at most :data:`MAX_CLASS_ROWS` rows), one legend for the figure;
 - :func:`plot_job_bars`: per-job bars of wait and completion time;
 - :func:`plot_evictions`: eviction, preemption, kill counts and wasted CPU time;
-- :func:`plot_heatmap`: per-machine CPU (or another resource) utilization over time.
+- :func:`plot_heatmap`: per-machine CPU (or another resource) utilization over time, every
+  panel on the same time axis.
 """
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -26,12 +39,44 @@ if TYPE_CHECKING:
 
     from schedlab.run import RunResult
 
-__all__ = ["figure_png", "job_classes", "plot_cdfs", "plot_evictions", "plot_heatmap",
-           "plot_job_bars", "plot_utilization", "utilization_series"]
+__all__ = ["MAX_CLASS_ROWS", "NothingToShow", "RunDigest", "digest", "figure_png", "job_classes",
+           "plot_cdfs", "plot_evictions", "plot_heatmap", "plot_job_bars", "plot_utilization",
+           "utilization_series"]
 
-_MAX_CLASSES = 6
+#: Rows of the CDF figure: all jobs, then the largest classes (3 panels per row).
+MAX_CLASS_ROWS = 4
 _MAX_BAR_JOBS = 150
 _MAX_POINTS = 2000
+_GRID_POINTS = 400          # time bins (utilization) and x points (CDFs) when pooling seeds
+
+
+@dataclass(frozen=True)
+class NothingToShow:
+    """Returned instead of a figure when there is nothing to draw; ``reason`` says why."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+@dataclass
+class RunDigest:
+    """What the seed-pooling figures need from one run: small and picklable.
+
+    ``utilization`` maps a resource to ``(time, allocated %, used %)`` (at most
+    :data:`_MAX_POINTS` points); ``jobs`` has the columns ``submit_time``, ``wait``, ``jct``,
+    ``slowdown`` and ``job_class``.
+    """
+
+    end_time: float
+    utilization: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+    jobs: pd.DataFrame = field(repr=False)
+    seed: int | None = None
+
+
+RunLike = Union["RunResult", RunDigest]
+Runs = Mapping[str, Union[RunLike, Sequence[RunLike]]]
 
 
 def _plt():
@@ -41,7 +86,7 @@ def _plt():
     return plt
 
 
-def _new_figure(nrows: int, ncols: int, *, width: float = 10.0, row_height: float = 2.6,
+def _new_figure(nrows: int, ncols: int, *, width: float = 12.0, row_height: float = 2.6,
                 **kw) -> tuple["Figure", np.ndarray]:
     from matplotlib.figure import Figure
     fig = Figure(figsize=(width, max(row_height * nrows, 2.4)), layout="constrained")
@@ -63,27 +108,34 @@ def _colors(n: int) -> list:
     return [cmap(i % 10) for i in range(n)]
 
 
+def _step_means(t: np.ndarray, v: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Time-weighted means of the step function (t, v) over the bins ``edges`` (0 before ``t[0]``)."""
+    t = np.asarray(t, float)
+    v = np.where(np.isfinite(v), np.asarray(v, float), 0.0)
+    edges = np.asarray(edges, float)
+    tt = np.append(t, max(edges[-1], t[-1]))
+    cum = np.concatenate([[0.0], np.cumsum(v * np.diff(tt))])  # integral at each t
+    x = np.clip(edges, t[0], tt[-1])
+    idx = np.clip(np.searchsorted(tt, x, side="right") - 1, 0, len(t) - 1)
+    integ = cum[idx] + v[idx] * (x - tt[idx])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.diff(integ) / np.diff(edges)
+
+
 def _binned_step(t: np.ndarray, v: np.ndarray, end: float, nbins: int) -> tuple[np.ndarray, np.ndarray]:
     """Time-weighted means of the step function (t, v) over ``nbins`` equal bins up to ``end``."""
     t = np.asarray(t, float)
-    v = np.where(np.isfinite(v), v, 0.0)
     start = float(t[0])
     if end <= start:
-        return t[:1], v[:1]
+        return t[:1], np.where(np.isfinite(v[:1]), v[:1], 0.0)
     edges = np.linspace(start, end, nbins + 1)
-    tt = np.append(t, max(end, t[-1]))
-    cum = np.concatenate([[0.0], np.cumsum(v * np.diff(tt))])  # integral at each t
-    # integral of the step function at arbitrary x: cum[i] + v[i] * (x - t[i]) with t[i] <= x
-    idx = np.clip(np.searchsorted(tt, edges, side="right") - 1, 0, len(t) - 1)
-    integ = cum[idx] + v[idx] * (edges - tt[idx])
-    means = np.diff(integ) / np.diff(edges)
-    return edges[:-1], means
+    return edges[:-1], _step_means(t, v, edges)
 
 
 def utilization_series(res: "RunResult", resource: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(time, allocated %, used %)`` of ``resource`` over the run, at most ~2000 points."""
     lv = res.levels
-    if lv.empty:
+    if lv.empty or f"{resource}_capacity" not in lv:
         return np.zeros(0), np.zeros(0), np.zeros(0)
     cap = lv[f"{resource}_capacity"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -108,41 +160,17 @@ def _end_time(res: "RunResult") -> float:
     return float(t[-1]) if len(t) else 0.0
 
 
-def _resources(runs: Mapping[str, "RunResult"]) -> list[str]:
+def _run_resources(res: "RunResult") -> list[str]:
     from schedlab.cluster.spec import RESOURCES
+    lv = res.levels
     out = []
     for r in RESOURCES:
-        for res in runs.values():
-            lv = res.levels
-            col = f"{r}_capacity"
-            if col in lv and len(lv) and np.isfinite(lv[col].to_numpy(float)).all() \
-                    and (lv[col].to_numpy(float) > 0).all():
+        col = f"{r}_capacity"
+        if col in lv and len(lv):
+            cap = lv[col].to_numpy(float)
+            if np.isfinite(cap).all() and (cap > 0).all():
                 out.append(r)
-                break
     return out
-
-
-def plot_utilization(runs: Mapping[str, "RunResult"], resources: Sequence[str] | None = None) -> "Figure":
-    """Allocated (dashed) and used (solid) share of each resource's capacity over time."""
-    resources = list(resources or _resources(runs))
-    fig, axes = _new_figure(max(len(resources), 1), 1, sharex=True)
-    colors = _colors(len(runs))
-    for ax, r in zip(axes[:, 0], resources):
-        for (label, res), c in zip(runs.items(), colors):
-            t, alloc, used = utilization_series(res, r)
-            if not len(t):
-                continue
-            ax.step(t, used, where="post", color=c, lw=1.2, label=f"{label} used")
-            ax.step(t, alloc, where="post", color=c, lw=1.0, ls="--", alpha=0.8,
-                    label=f"{label} allocated")
-        ax.set_ylabel(f"{r} (% of capacity)")
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel("simulated time (s)")
-    if resources:
-        axes[0, 0].legend(fontsize="small", ncol=2, loc="upper right")
-        axes[0, 0].set_title("cluster utilization: used (solid) and allocated (dashed)")
-    return fig
 
 
 def job_classes(jobs: pd.DataFrame) -> pd.Series:
@@ -153,53 +181,251 @@ def job_classes(jobs: pd.DataFrame) -> pd.Series:
     return cls
 
 
-def _top_classes(runs: Mapping[str, "RunResult"]) -> list[str]:
-    counts: dict[str, int] = {}
-    for res in runs.values():
-        for k, n in job_classes(res.jobs).value_counts().items():
-            counts[k] = max(counts.get(k, 0), int(n))
-    ranked = sorted(counts, key=lambda k: (-counts[k], k))[:_MAX_CLASSES]
-    return ["all"] + sorted(ranked)
+def digest(res: "RunResult | RunDigest") -> RunDigest:
+    """The figures' data of one run (a digest is returned unchanged)."""
+    if isinstance(res, RunDigest):
+        return res
+    util = {r: utilization_series(res, r) for r in _run_resources(res)}
+    jobs = res.jobs
+    small = pd.DataFrame({c: jobs[c].to_numpy(float) for c in ("submit_time", "wait", "jct", "slowdown")
+                          if c in jobs})
+    small["job_class"] = job_classes(jobs).to_numpy() if len(jobs) else pd.Series(dtype=str)
+    seed = res.meta.get("seed") if isinstance(getattr(res, "meta", None), dict) else None
+    return RunDigest(end_time=_end_time(res), utilization=util, jobs=small,
+                     seed=None if seed is None else int(seed))
 
 
-def _ecdf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    x = np.sort(x[np.isfinite(x)])
-    return x, np.arange(1, len(x) + 1) / max(len(x), 1)
+def _as_list(v: Any) -> list:
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    return [v]
 
 
-def plot_cdfs(runs: Mapping[str, "RunResult"]) -> "Figure":
-    """CDFs of job wait (s), completion time (s) and slowdown (JCT / critical path) per class."""
-    classes = _top_classes(runs)
-    metrics = [("wait", "job wait (s)"), ("jct", "job completion time (s)"),
-               ("slowdown", "slowdown (JCT / critical path)")]
-    fig, axes = _new_figure(len(classes), 3, width=12, row_height=2.4)
-    colors = _colors(len(runs))
-    for i, cls in enumerate(classes):
-        for j, (col, xlabel) in enumerate(metrics):
-            ax = axes[i, j]
-            for (label, res), c in zip(runs.items(), colors):
-                jobs = res.jobs
-                mask = np.ones(len(jobs), bool) if cls == "all" else (job_classes(jobs) == cls).to_numpy()
-                x, y = _ecdf(jobs[col].to_numpy(float)[mask])
-                if len(x):
-                    ax.step(x, y, where="post", color=c, label=label)
-            if col != "wait":
-                ax.set_xscale("log")
-                from matplotlib.ticker import NullFormatter
-                ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.set_ylim(0, 1.02)
-            ax.set_xlabel(xlabel, fontsize="small")
-            ax.set_ylabel(f"CDF ({cls})", fontsize="small")
-            ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize="small")
+def _digests(runs: Runs) -> dict[str, list[RunDigest]]:
+    return {label: [digest(r) for r in _as_list(v)] for label, v in runs.items()}
+
+
+def _firsts(runs: Runs) -> dict[str, "RunResult"]:
+    return {label: _as_list(v)[0] for label, v in runs.items()}
+
+
+def _seed_note(ds: Mapping[str, list[RunDigest]]) -> str:
+    ns = sorted({len(v) for v in ds.values()})
+    if ns == [1]:
+        return "one seed"
+    n = ns[0] if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+    band = "95% CI" if ns[0] >= 3 else ("range of the 2 seeds" if ns[-1] == 2 else
+                                        "95% CI (range where only 2 seeds)")
+    return f"mean of {n} seeds, band: {band}"
+
+
+def _t_half(x: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Half-width of the 95% Student-t interval of the mean along ``axis`` (NaN for one value)."""
+    n = x.shape[axis]
+    if n < 2:
+        return np.full(np.delete(x.shape, axis), np.nan)
+    from scipy import stats
+    return stats.t.ppf(0.975, n - 1) * x.std(axis=axis, ddof=1) / np.sqrt(n)
+
+
+def _band(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(mean, low, high)`` over seeds (axis 0): the 95% t interval of the mean from 3 seeds,
+    the seeds' range for 2 (a t interval with one degree of freedom spans everything)."""
+    m = x.mean(axis=0)
+    if len(x) >= 3:
+        h = _t_half(x)
+        return m, m - h, m + h
+    return m, x.min(axis=0), x.max(axis=0)
+
+
+def _time_limit(ds: Mapping[str, list[RunDigest]]) -> float:
+    ends = [d.end_time for v in ds.values() for d in v if np.isfinite(d.end_time)]
+    return max(ends) if ends else 1.0
+
+
+def plot_utilization(runs: Runs, resources: Sequence[str] | None = None) -> "Figure | NothingToShow":
+    """Allocated (dashed) and used (solid) share of each resource's capacity over time.
+
+    With several seeds per label: the time-weighted mean over seeds in equal time bins, with
+    a 95% confidence band around the used share.
+    """
+    ds = _digests(runs)
+    if resources is None:
+        resources = []
+        from schedlab.cluster.spec import RESOURCES
+        for r in RESOURCES:
+            if any(r in d.utilization and len(d.utilization[r][0]) for v in ds.values() for d in v):
+                resources.append(r)
+    resources = list(resources)
+    if not resources:
+        return NothingToShow("No resource levels were recorded in these runs, so there is no "
+                             "utilization to plot.")
+    end = _time_limit(ds)
+    edges = np.linspace(0.0, end, _GRID_POINTS + 1)
+    fig, axes = _new_figure(len(resources), 1, sharex=True)
+    colors = _colors(len(ds))
+    for ax, r in zip(axes[:, 0], resources):
+        for (label, digs), c in zip(ds.items(), colors):
+            series = [d.utilization[r] for d in digs if r in d.utilization and len(d.utilization[r][0])]
+            if not series:
+                continue
+            if len(series) == 1:
+                t, alloc, used = series[0]
+                ax.step(t, used, where="post", color=c, lw=1.2, label=f"{label} used")
+                ax.step(t, alloc, where="post", color=c, lw=1.0, ls="--", alpha=0.8,
+                        label=f"{label} allocated")
+                continue
+            used = np.array([_step_means(t, u, edges) for t, _, u in series])
+            alloc = np.array([_step_means(t, a, edges) for t, a, _ in series])
+            mid = edges[:-1]
+            m_used, lo, hi = _band(used)
+            ax.step(mid, m_used, where="post", color=c, lw=1.2, label=f"{label} used")
+            ax.fill_between(mid, np.clip(lo, 0, None), hi, step="post", color=c, alpha=0.18, lw=0)
+            ax.step(mid, alloc.mean(axis=0), where="post", color=c, lw=1.0, ls="--", alpha=0.8,
+                    label=f"{label} allocated")
+        ax.set_ylabel(f"{r} (% of capacity)")
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(0, end)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("simulated time (s)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(handles)),
+                   fontsize="small", frameon=False)
+    fig.suptitle(f"cluster utilization: used (solid) and allocated (dashed); {_seed_note(ds)}",
+                 fontsize="medium")
     return fig
 
 
-def plot_job_bars(runs: Mapping[str, "RunResult"], max_jobs: int = _MAX_BAR_JOBS) -> "Figure":
-    """Per job (in submission order, the first ``max_jobs``): completion time with its wait part."""
-    fig, axes = _new_figure(len(runs), 1, sharex=True, row_height=2.3)
-    for ax, (label, res) in zip(axes[:, 0], runs.items()):
-        jobs = res.jobs.sort_values("submit_time", kind="stable").head(max_jobs)
+def _ecdf_on(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    x = np.sort(x[np.isfinite(x)])
+    if not len(x):
+        return np.full(len(grid), np.nan)
+    return np.searchsorted(x, grid, side="right") / len(x)
+
+
+def _cdf_grid(pooled: np.ndarray, log: bool) -> np.ndarray:
+    pooled = pooled[np.isfinite(pooled)]
+    if log:
+        pooled = pooled[pooled > 0]
+    if not len(pooled):
+        return np.zeros(0)
+    u = np.unique(pooled)
+    if len(u) > _GRID_POINTS:
+        u = np.unique(np.quantile(u, np.linspace(0, 1, _GRID_POINTS)))
+    # start just left of the smallest value, so the first jump shows (even when all are equal)
+    lo = u[0] / 1.25 if log else u[0] - max(0.02 * (u[-1] - u[0]), 1.0)
+    hi = u[-1] * 1.25 if log and len(u) == 1 else (u[-1] + 1.0 if len(u) == 1 else u[-1])
+    return np.unique(np.concatenate([[lo], u, [hi]]))
+
+
+def _class_rows(ds: Mapping[str, list[RunDigest]]) -> tuple[list[str], int]:
+    counts: dict[str, int] = {}
+    for digs in ds.values():
+        for d in digs:
+            for k, n in d.jobs["job_class"].value_counts().items():
+                counts[k] = max(counts.get(k, 0), int(n))
+    ranked = sorted(counts, key=lambda k: (-counts[k], k))
+    if len(ranked) <= 1:
+        return ["all"], len(ranked)
+    return ["all"] + ranked[:MAX_CLASS_ROWS - 1], len(ranked)
+
+
+def _tick(v: float, _pos: Any = None) -> str:
+    if v >= 1e6:
+        return f"{v / 1e6:g}M"
+    if v >= 1e3:
+        return f"{v / 1e3:g}k"
+    return f"{v:g}"
+
+
+def _log_axis(ax, grid: np.ndarray) -> None:
+    """Log x axis with plain tick labels (1, 2, 5, 10, ... 1k), 1-2-5 steps over up to 3 decades;
+    linear when the values span less than a decade."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    decades = np.log10(grid[-1] / grid[0]) if len(grid) and grid[0] > 0 else 9.0
+    if decades < 1:
+        return                      # less than a decade: a linear axis reads better
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,)))
+    ax.xaxis.set_major_formatter(FuncFormatter(_tick))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def plot_cdfs(runs: Runs) -> "Figure | NothingToShow":
+    """CDFs of job wait (s), completion time (s) and slowdown (JCT / critical path).
+
+    Rows: all jobs, then the largest job classes (at most :data:`MAX_CLASS_ROWS` rows in
+    all; ``per_class_seed0.csv`` has every class). With several seeds per label the curve is
+    the mean over seeds of each seed's CDF, with a 95% confidence band. One legend, on top.
+    """
+    ds = _digests(runs)
+    if not any(len(d.jobs) for v in ds.values() for d in v):
+        return NothingToShow("No job was submitted in these runs, so there are no waits or "
+                             "completion times to plot.")
+    classes, n_classes = _class_rows(ds)
+    metrics = [("wait", "job wait (s)", False), ("jct", "job completion time (s)", True),
+               ("slowdown", "slowdown (JCT / critical path)", True)]
+    fig, axes = _new_figure(len(classes), 3, width=12, row_height=2.3)
+    colors = _colors(len(ds))
+    from matplotlib.lines import Line2D
+    for i, cls in enumerate(classes):
+        for j, (col, xlabel, log) in enumerate(metrics):
+            ax = axes[i, j]
+            samples: dict[str, list[np.ndarray]] = {}
+            for label, digs in ds.items():
+                samples[label] = []
+                for d in digs:
+                    if col not in d.jobs:
+                        continue
+                    mask = np.ones(len(d.jobs), bool) if cls == "all" else \
+                        (d.jobs["job_class"] == cls).to_numpy()
+                    samples[label].append(d.jobs[col].to_numpy(float)[mask])
+            pooled = np.concatenate([x for v in samples.values() for x in v] or [np.zeros(0)])
+            grid = _cdf_grid(pooled, log)
+            drawn = False
+            for (label, xs), c in zip(samples.items(), colors):
+                xs = [x for x in xs if np.isfinite(x).any()]
+                if not xs or not len(grid):
+                    continue
+                f = np.array([_ecdf_on(x, grid) for x in xs])
+                m, lo, hi = _band(f)
+                ax.step(grid, m, where="post", color=c, lw=1.2)
+                if len(xs) > 1:
+                    ax.fill_between(grid, np.clip(lo, 0, 1), np.clip(hi, 0, 1), step="post",
+                                    color=c, alpha=0.18, lw=0)
+                drawn = True
+            if not drawn:
+                ax.text(0.5, 0.5, "no finished job", ha="center", va="center",
+                        transform=ax.transAxes, fontsize="small", color="#57606a")
+            elif log:
+                _log_axis(ax, grid)
+            ax.set_ylim(0, 1.02)
+            ax.grid(alpha=0.3)
+            if i == len(classes) - 1:
+                ax.set_xlabel(xlabel, fontsize="small")
+            if i == 0:
+                ax.set_title(xlabel, fontsize="small")
+            if j == 0:
+                ax.set_ylabel("CDF: all jobs" if cls == "all" else f"CDF: {cls}", fontsize="small")
+    handles = [Line2D([], [], color=c, lw=1.5) for c in colors]
+    fig.legend(handles, list(ds), loc="outside lower center", ncols=min(4, len(ds)),
+               fontsize="small", frameon=False)
+    shown = len(classes) - 1
+    extra = "" if n_classes <= shown else f"; the {shown} largest of {n_classes} job classes shown"
+    fig.suptitle(f"CDFs: {_seed_note(ds)}{extra}", fontsize="medium")
+    return fig
+
+
+def plot_job_bars(runs: Runs, max_jobs: int = _MAX_BAR_JOBS) -> "Figure":
+    """Per job (in submission order, the first ``max_jobs``): completion time with its wait part.
+
+    Jobs differ from seed to seed, so each label shows its first run.
+    """
+    firsts = {lab: digest(r) for lab, r in _firsts(runs).items()}
+    fig, axes = _new_figure(len(firsts), 1, sharex=True, row_height=2.3)
+    for ax, (label, d) in zip(axes[:, 0], firsts.items()):
+        jobs = d.jobs.sort_values("submit_time", kind="stable").head(max_jobs)
         x = np.arange(len(jobs))
         jct = jobs["jct"].to_numpy(float)
         wait = jobs["wait"].to_numpy(float)
@@ -209,7 +435,8 @@ def plot_job_bars(runs: Mapping[str, "RunResult"], max_jobs: int = _MAX_BAR_JOBS
         if unfinished.any():
             ax.plot(x[unfinished], np.zeros(unfinished.sum()), "kx", label="unfinished")
         ax.set_ylabel("time (s)")
-        ax.set_title(f"{label}: first {len(jobs)} jobs by submission", fontsize="small")
+        seed = "" if d.seed is None else f", seed {d.seed}"
+        ax.set_title(f"{label}: first {len(jobs)} jobs by submission{seed}", fontsize="small")
         ax.grid(alpha=0.3, axis="y")
     axes[0, 0].legend(fontsize="small", loc="upper right")
     axes[-1, 0].set_xlabel("job (index in submission order)")
@@ -219,30 +446,43 @@ def plot_job_bars(runs: Mapping[str, "RunResult"], max_jobs: int = _MAX_BAR_JOBS
 _EVICTION_METRICS = ("evictions", "preemptions", "kills", "failures", "instances_dropped")
 
 
-def plot_evictions(summary: pd.DataFrame) -> "Figure":
+def plot_evictions(summary: pd.DataFrame) -> "Figure | NothingToShow":
     """Mean (over seeds, 95% CI bars) eviction-type counts and wasted CPU time per policy.
 
-    ``summary`` is the per-run table of :func:`schedlab.reports.compare.compare` (rows with
-    ``kind == "run"``) or any frame with a ``policy`` column and the summary metrics.
+    ``summary`` is the per-run table of :func:`schedlab.reports.compare.compare` (one row per
+    policy and seed; rows with ``kind != "run"`` are ignored) or any frame with a ``policy``
+    column and the summary metrics. Counts that are zero in every run are left out and named
+    in the title; when everything is zero the result is :class:`NothingToShow`.
     """
     from schedlab.stats import mean_ci
     runs = summary[summary["kind"] == "run"] if "kind" in summary else summary
     policies = list(dict.fromkeys(runs["policy"]))
-    metrics = [m for m in _EVICTION_METRICS if m in runs]
+    present = [m for m in _EVICTION_METRICS if m in runs]
+    nonzero = [m for m in present if np.nan_to_num(runs[m].astype(float).to_numpy()).any()]
+    wasted = "wasted_cpu_seconds" in runs and \
+        bool(np.nan_to_num(runs["wasted_cpu_seconds"].astype(float).to_numpy()).any())
+    if not nonzero and not wasted:
+        n = len(runs)
+        return NothingToShow(
+            f"Nothing to show: no task instance was evicted, preempted, killed, failed or dropped "
+            f"in any of the {n:,} run{'s' if n != 1 else ''}, so no work was wasted.")
+    zero = [m for m in present if m not in nonzero]
     fig, axes = _new_figure(1, 2, width=12, row_height=3.4)
     ax = axes[0, 0]
     width = 0.8 / max(len(policies), 1)
     colors = _colors(len(policies))
     for k, (pol, c) in enumerate(zip(policies, colors)):
         sub = runs[runs["policy"] == pol]
-        stats = [mean_ci(sub[m].astype(float).tolist()) for m in metrics]
-        ax.bar(np.arange(len(metrics)) + k * width, [s[0] for s in stats], width,
+        stats = [mean_ci(sub[m].astype(float).tolist()) for m in nonzero]
+        ax.bar(np.arange(len(nonzero)) + k * width, [s[0] for s in stats], width,
                yerr=[0 if not np.isfinite(s[1]) else s[1] for s in stats], color=c, label=pol,
                capsize=2)
-    ax.set_xticks(np.arange(len(metrics)) + width * (len(policies) - 1) / 2, metrics, fontsize="small")
+    ax.set_xticks(np.arange(len(nonzero)) + width * (len(policies) - 1) / 2, nonzero, fontsize="small")
     ax.set_ylabel("task instances (count per run)")
-    ax.set_title("evictions, preemptions, kills, failures and drops", fontsize="small")
-    ax.legend(fontsize="small")
+    title = "instances ended early" + (f" (zero in every run: {', '.join(zero)})" if zero else "")
+    ax.set_title(title, fontsize="small")
+    if nonzero:
+        ax.legend(fontsize="small")
     ax.grid(alpha=0.3, axis="y")
     ax = axes[0, 1]
     if "wasted_cpu_seconds" in runs:
@@ -254,38 +494,63 @@ def plot_evictions(summary: pd.DataFrame) -> "Figure":
     ax.set_ylabel("wasted CPU time (core-seconds per run)")
     ax.set_title("work lost to evictions and kills", fontsize="small")
     ax.grid(alpha=0.3, axis="y")
+    fig.suptitle("mean per run over seeds, bars: 95% CI", fontsize="medium")
     return fig
 
 
-def plot_heatmap(runs: Mapping[str, "RunResult"], resource: str = "cpu", *, used: bool = True) -> "Figure":
-    """Per-machine utilization (% of that machine's capacity) over time, one panel per run."""
-    fig, axes = _new_figure(len(runs), 1, row_height=2.8)
+def _heat_matrix(res: "RunResult", resource: str, used: bool):
+    """``(bin edges, machines × bins matrix in %)`` from the run's per-machine samples, or None."""
+    s = res.samples
+    if s.empty or resource not in set(s["resource"]):
+        return None
+    s = s[s["resource"] == resource]
+    times = np.unique(s["time"].to_numpy(float))
+    n_machines = res.sim.spec.n_machines
+    # the samples are already shares of each machine's capacity (RunRecords.samples_used);
+    # samples_frame lays rows out time-major, machines in spec order
+    val = s["used" if used else "allocated"].to_numpy(float)
+    mat = 100.0 * val.reshape(len(times), n_machines).T
+    # each sample holds until the next one; the last one for one median period
+    step = float(np.median(np.diff(times))) if len(times) > 1 else 1.0
+    edges = np.append(times, times[-1] + step)
+    return edges, mat
+
+
+def plot_heatmap(runs: Runs, resource: str = "cpu", *, used: bool = True) -> "Figure | NothingToShow":
+    """Per-machine utilization (% of that machine's capacity) over time, one panel per label.
+
+    Each label shows its first run. Every panel spans the same time range, so the panels'
+    time axes line up with each other (and with :func:`plot_utilization`'s).
+    """
+    firsts = _firsts(runs)
+    mats = {lab: _heat_matrix(r, resource, used) if not isinstance(r, RunDigest) else None
+            for lab, r in firsts.items()}
+    if all(m is None for m in mats.values()):
+        return NothingToShow(f"No per-machine {resource} samples were recorded in these runs, "
+                             "so there is no heat map.")
+    what = "used" if used else "allocated"
+    end = max([_time_limit(_digests(runs))] + [m[0][-1] for m in mats.values() if m is not None])
+    fig, axes = _new_figure(len(firsts), 1, row_height=2.6, sharex=True)
     im = None
-    for ax, (label, res) in zip(axes[:, 0], runs.items()):
-        s = res.samples
-        if s.empty or resource not in set(s["resource"]):
+    for ax, (label, m) in zip(axes[:, 0], mats.items()):
+        if m is None:
             ax.text(0.5, 0.5, "no per-machine samples recorded", ha="center", va="center",
                     transform=ax.transAxes)
-            ax.set_axis_off()
+            ax.set_yticks([])
             continue
-        s = s[s["resource"] == resource]
-        times = np.unique(s["time"].to_numpy(float))
-        mids = res.sim.spec.machine_ids.astype(str)
-        from schedlab.cluster.spec import RESOURCES
-        cap = np.asarray(res.sim.spec.capacity[:, RESOURCES.index(resource)], float)
-        val = s["used" if used else "allocated"].to_numpy(float)
-        # samples_frame lays rows out time-major, machines in spec order
-        mat = val.reshape(len(times), len(mids)).T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mat = 100.0 * mat / cap[:, None]
-        im = ax.imshow(mat, aspect="auto", origin="lower", interpolation="nearest", cmap="viridis",
-                       vmin=0, vmax=100, extent=(times[0], times[-1] if len(times) > 1 else times[0] + 1,
-                                                -0.5, len(mids) - 0.5))
+        edges, mat = m
+        n = mat.shape[0]
+        im = ax.pcolormesh(edges, np.arange(n + 1) - 0.5, np.ma.masked_invalid(mat), cmap="viridis",
+                           vmin=0, vmax=100, shading="flat", rasterized=True)
         ax.set_ylabel("machine (index)")
-        ax.set_title(f"{label}: {resource} {'used' if used else 'allocated'} per machine",
-                     fontsize="small")
+        seed = firsts[label].meta.get("seed") if isinstance(getattr(firsts[label], "meta", None), dict) \
+            else None
+        ax.set_title(f"{label}: {resource} {what} per machine"
+                     + ("" if seed is None else f", seed {seed}"), fontsize="small")
+    for ax in axes[:, 0]:
+        ax.set_xlim(0, end)
     axes[-1, 0].set_xlabel("simulated time (s)")
     if im is not None:
-        fig.colorbar(im, ax=axes[:, 0].tolist(), label=f"{resource} {'used' if used else 'allocated'} "
-                                                         "(% of machine capacity)")
+        fig.colorbar(im, ax=axes[:, 0].tolist(), location="bottom", shrink=0.5, aspect=40,
+                     label=f"{resource} {what} (% of machine capacity)")
     return fig
