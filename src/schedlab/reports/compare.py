@@ -198,8 +198,13 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     n_done = len(rows)
     stats["done"] = n_done
 
+    digests: dict[str, list[plots.RunDigest]] = {}
+
     def finished(row: dict[str, Any]) -> None:
         nonlocal n_done
+        if row.get("_digest") is not None:
+            digests.setdefault(row["policy"], []).append(row.pop("_digest"))
+        row.pop("_digest", None)
         rows[(row["policy"], row["seed_index"])] = row
         if store is not None:
             store.put(row)
@@ -240,7 +245,8 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
                 for cls, vals in res.summary.get("per_class", {}).items():
                     per_class_rows.append({"policy": lab, "class": cls, **vals})
             if (lab, si) not in rows:
-                finished(_run_row(res, lab, pid, full, seed, si, loaded_by_seed[seed].workload))
+                finished({**_run_row(res, lab, pid, full, seed, si, loaded_by_seed[seed].workload),
+                          "_digest": plots.digest(res)})
         for fut in futures:
             finished(fut.result())
     except BaseException:
@@ -283,6 +289,7 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
                 "command": _command_line(workload, cluster, labels, len(seed_values), out),
             }
             write_compare_report(out / "report.html", runs_df, first_runs, meta=meta,
+                                 seed_runs=digests,
                                  per_class=pd.DataFrame(per_class_rows))
     return runs_df
 
@@ -311,7 +318,7 @@ def _remote_run(workload: str, cluster: str, lab: str, pid: str, p: dict[str, An
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is handled by the parent
     loaded = resolve_workload(workload, seed=seed)
     res = simulate(loaded, cluster, pid, params=p, seed=seed, config=config)
-    return _run_row(res, lab, pid, full, seed, si, loaded.workload)
+    return {**_run_row(res, lab, pid, full, seed, si, loaded.workload), "_digest": plots.digest(res)}
 
 
 class _RunStore:
@@ -460,13 +467,20 @@ def _outcome_table(runs: Mapping[str, RunResult]) -> pd.DataFrame:
 
 def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[str, RunResult], *,
                          meta: Mapping[str, Any], per_class: pd.DataFrame | None = None,
+                         seed_runs: Mapping[str, Sequence[plots.RunDigest]] | None = None,
                          title: str = "schedlab policy comparison") -> Path:
-    """Write the comparison's HTML report (plots use the first seed's run of each policy).
+    """Write the comparison's HTML report.
+
+    Utilization and CDFs pool ``seed_runs`` (digests of every seed run in this call) when
+    given; the other figures use ``runs``, the first seed's run of each policy.
 
     ``summary`` is the runs table :func:`compare` returns (its aggregate in ``.attrs``).
     """
     first_seed = summary["seed"].iloc[0]
-    note = f"Figures show the run with seed {first_seed} of each policy; tables cover all seeds."
+    note = (f"Utilization and the CDFs pool every seed's run (mean and band); the per-job bars and "
+            f"the heat map show the run with seed {first_seed}; tables cover all seeds."
+            if seed_runs else
+            f"Figures show the run with seed {first_seed} of each policy; tables cover all seeds.")
     sec: list[Section] = []
     s = Section("summary", "Summary")
     s.add(paragraph("Mean over seeds ± half-width of the 95% confidence interval. "
@@ -482,10 +496,11 @@ def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[
     show = [c for c in ["policy", "seed", *KEY_METRICS, "wall_seconds"] if c in summary]
     s.add(table_html(summary[show]))
     sec.append(s)
+    pooled = {k: (seed_runs or {}).get(k) or v for k, v in runs.items()}   # all seeds where kept
     sec.append(Section("utilization", "Utilization over time").add(paragraph(note, cls="note")).add(
-        image_html(plots.plot_utilization(runs), "Used and allocated share of each resource")))
+        image_html(plots.plot_utilization(pooled), "Used and allocated share of each resource")))
     sec.append(Section("cdfs", "Wait, completion time and slowdown per job class").add(
-        image_html(plots.plot_cdfs(runs), "CDFs per job class (first row: all jobs)")))
+        image_html(plots.plot_cdfs(pooled), "CDFs per job class (first row: all jobs)")))
     sec.append(Section("jobs", "Per-job wait and completion time").add(
         image_html(plots.plot_job_bars(runs), "Completion time (blue) with its wait part (orange)")))
     ev = Section("evictions", "Evictions and waste")
