@@ -225,6 +225,7 @@ class ActionApplier:
             st.charge(m, 0, t, n, alloc=False)
             st._regroup_clock(gid, m)
         G.cls[gid] = 0
+        st._gpy[gid][4] = 0
         return _OK
 
     def _reserve(self, a: Reserve) -> tuple[Status, str]:
