@@ -274,18 +274,18 @@ class ClusterState(VirtualClocks, TaskQueues):
         G.work[gid] = work
         self.running[t] += count
         self.groups_on[m].add(gid)
-        gen = int(G.gen[gid])
+        gen = G.gen[gid]
         if startup_delay > 0:
-            self._gpy[gid] = [t, m, inst_lo, count, c, int(G.sticky[gid]), now, math.nan,
-                              attempt, float(G.queue_time[gid]), float(G.work[gid])]
+            self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, math.nan,
+                              attempt, float(queue_time), float(work)]
             self.charge(m, c, t, count, usage=False)
             G.start_time[gid] = np.nan
             G.state[gid] = STARTING
             self.starting += 1
             self.events.push(now + startup_delay, ev.STARTUP, gid, gen)
             return gid
-        self._gpy[gid] = [t, m, inst_lo, count, c, int(G.sticky[gid]), now, now,
-                          attempt, float(G.queue_time[gid]), float(G.work[gid])]
+        self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, now,
+                          attempt, float(queue_time), float(work)]
         # inline start_running: allocation and usage in one pass
         self.charge(m, c, t, count)
         G.state[gid] = RUNNING
@@ -319,7 +319,7 @@ class ClusterState(VirtualClocks, TaskQueues):
         vf = v0 + float(G.work[gid])
         G.v_start[gid] = v0
         G.v_finish[gid] = vf
-        heapq.heappush(self.heaps[i], (vf, gid, int(G.gen[gid])))
+        heapq.heappush(self.heaps[i], (vf, gid, G.gen[gid]))
         if self.first_start[t] != self.first_start[t]:
             self.first_start[t] = now
 
