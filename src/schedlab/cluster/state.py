@@ -16,7 +16,7 @@ FREE, STARTING, RUNNING = 0, 1, 2
 class GroupTable:
     """Growable struct-of-arrays; slots of finished groups are reused."""
 
-    INT_FIELDS = ("task", "machine", "inst_lo", "count", "attempt", "gen")
+    INT_FIELDS = ("task", "machine", "inst_lo", "count", "attempt")
     FLOAT_FIELDS = ("alloc_time", "start_time", "v_start", "v_finish", "work", "queue_time")
     SMALL_FIELDS = ("cls", "state", "sticky", "resumable")
 
@@ -28,6 +28,9 @@ class GroupTable:
             setattr(self, name, np.zeros(0))
         for name in self.SMALL_FIELDS:
             setattr(self, name, np.zeros(0, dtype=np.int8))
+        #: generation of each slot, bumped on release (a plain list: the engine checks it
+        #: once per heap entry, where numpy scalar access would cost more than the check)
+        self.gen: list[int] = []
         self.free: list[int] = []
         self.n_alive = 0
         self.version = 0          # bumped when arrays are reallocated
@@ -40,6 +43,7 @@ class GroupTable:
             new = np.zeros(new_capacity, dtype=arr.dtype)
             new[:old] = arr
             setattr(self, name, new)
+        self.gen.extend([0] * (new_capacity - old))
         self.free.extend(range(new_capacity - 1, old - 1, -1))
         self.capacity = new_capacity
         self.version += 1

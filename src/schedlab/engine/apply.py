@@ -111,14 +111,17 @@ class ActionApplier:
             if runs is None:
                 return Status.UNSCHEDULABLE, f"fewer than {n} instances of task {t} queued at {m}"
         else:
-            if st.pending[t] < n:
+            pend = st.pending
+            have = pend.item(t)
+            if have < n:
                 return Status.UNSCHEDULABLE, f"task {t} has {st.pending[t]} pending, not {n}"
-            st.pending[t] -= n
+            pend[t] = have - n
             st.pending_total -= n
             if t not in st.requeued and not st.reservations:
                 # the common case: fresh instances only, one group
-                lo = int(st.fresh_next[t])
-                st.fresh_next[t] = lo + n
+                fresh = st.fresh_next
+                lo = fresh.item(t)
+                fresh[t] = lo + n
                 st.dirty.add(m)
                 st.new_group(t, m, lo, n, opp, a.sticky, a.resumable, a.startup_delay, math.nan)
                 return _OK
@@ -225,6 +228,7 @@ class ActionApplier:
             st.charge(m, 0, t, n, alloc=False)
             st._regroup_clock(gid, m)
         G.cls[gid] = 0
+        st._gpy[gid][4] = 0
         return _OK
 
     def _reserve(self, a: Reserve) -> tuple[Status, str]:

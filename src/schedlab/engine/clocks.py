@@ -205,5 +205,5 @@ class VirtualClocks:
         G.gen[gid] += 1
         G.v_start[gid] = v_reg - done
         G.v_finish[gid] = v_reg + max(left, 0.0)
-        heapq.heappush(self.heaps[2 * m], (float(G.v_finish[gid]), gid, int(G.gen[gid])))
+        heapq.heappush(self.heaps[2 * m], (float(G.v_finish[gid]), gid, G.gen[gid]))
 

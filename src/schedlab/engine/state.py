@@ -18,6 +18,7 @@ opportunistic work (see :mod:`schedlab.engine.clocks`).
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 
 import numpy as np
@@ -91,6 +92,10 @@ class ClusterState(VirtualClocks, TaskQueues):
         self.node_queue: list[deque[QueueEntry]] = [deque() for _ in range(M)]
         self.queue_length = np.zeros(M, dtype=np.int64)
         self.groups = GroupTable(1024)
+        #: Python mirror of each live group's record fields, read on the hot path instead
+        #: of numpy scalars: [task, machine, inst_lo, count, cls, sticky, alloc_time,
+        #: start_time, attempt, queue_time, work]
+        self._gpy: dict[int, list] = {}
         VirtualClocks.__init__(self, M, workload, config)
         self._alive_since = np.where(self.alive, 0.0, np.nan)
         self._alive_done = np.zeros(M)                 # alive seconds of closed intervals
@@ -247,6 +252,10 @@ class ClusterState(VirtualClocks, TaskQueues):
         gid = G.allocate()
         now = self.now
         c = 1 if opportunistic else 0
+        t = int(t)
+        m = int(m)
+        inst_lo = int(inst_lo)
+        count = int(count)
         G.task[gid] = t
         G.machine[gid] = m
         G.inst_lo[gid] = inst_lo
@@ -257,20 +266,26 @@ class ClusterState(VirtualClocks, TaskQueues):
         G.alloc_time[gid] = now
         G.queue_time[gid] = queue_time
         key = self._inst_offset[t] + inst_lo
-        G.attempt[gid] = self.attempts[key]
+        attempt = int(self.attempts[key])
+        G.attempt[gid] = attempt
         work = self._duration[t]
         if self.remaining_work and key in self.remaining_work:
             work = self.remaining_work.pop(key)
         G.work[gid] = work
         self.running[t] += count
         self.groups_on[m].add(gid)
+        gen = G.gen[gid]
         if startup_delay > 0:
+            self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, math.nan,
+                              attempt, float(queue_time), float(work)]
             self.charge(m, c, t, count, usage=False)
             G.start_time[gid] = np.nan
             G.state[gid] = STARTING
             self.starting += 1
-            self.events.push(now + startup_delay, ev.STARTUP, gid, int(G.gen[gid]))
+            self.events.push(now + startup_delay, ev.STARTUP, gid, gen)
             return gid
+        self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, now,
+                          attempt, float(queue_time), float(work)]
         # inline start_running: allocation and usage in one pass
         self.charge(m, c, t, count)
         G.state[gid] = RUNNING
@@ -279,7 +294,7 @@ class ClusterState(VirtualClocks, TaskQueues):
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
         G.v_start[gid] = v0
         G.v_finish[gid] = vf = v0 + work
-        heapq.heappush(self.heaps[i], (vf, gid, int(G.gen[gid])))
+        heapq.heappush(self.heaps[i], (vf, gid, gen))
         if self.first_start[t] != self.first_start[t]:     # NaN: first start of this task
             self.first_start[t] = now
         return gid
@@ -297,13 +312,14 @@ class ClusterState(VirtualClocks, TaskQueues):
         self.dirty.add(m)
         G.state[gid] = RUNNING
         G.start_time[gid] = now
+        self._gpy[gid][7] = now
         self.charge(m, c, t, int(G.count[gid]), alloc=False)
         i = 2 * m + c
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
         vf = v0 + float(G.work[gid])
         G.v_start[gid] = v0
         G.v_finish[gid] = vf
-        heapq.heappush(self.heaps[i], (vf, gid, int(G.gen[gid])))
+        heapq.heappush(self.heaps[i], (vf, gid, G.gen[gid]))
         if self.first_start[t] != self.first_start[t]:
             self.first_start[t] = now
 
@@ -380,31 +396,27 @@ class ClusterState(VirtualClocks, TaskQueues):
 
     def finish_group(self, gid: int) -> None:
         """Group ``gid`` has done all its work: its instances complete."""
-        G = self.groups
-        t = int(G.task[gid])
-        m = int(G.machine[gid])
-        n = int(G.count[gid])
-        c = int(G.cls[gid])
+        row = self._gpy.pop(gid)
+        t, m, lo, n, c, sticky, alloc_t, start_t, attempt, queue_t, work = row
         self.changes.freed.add(m)
         self.charge(m, c, t, -n, True)               # a finishing group is running
         self.running[t] -= n
-        self._record(gid, n, OUT_COMPLETED, progress=float(G.work[gid]))
-        base = self._inst_offset[t] + int(G.inst_lo[gid])
+        self.records.attempts.append((t, lo, n, m, alloc_t, start_t, self.now, OUT_COMPLETED,
+                                      attempt, c, sticky, queue_t, 1, work))
+        base = self._inst_offset[t] + lo
         self.final[base:base + n] = FIN_COMPLETED
         self.completed[t] += n
         self.groups_on[m].discard(gid)
-        G.release(gid)
+        self.groups.release(gid)
         self.changes.completions.append(t)
         self.instances_ended(t, n)
 
     def _record(self, gid: int, count: int, outcome: int, *, progress: float,
                 inst_lo: int | None = None, final: bool = True) -> None:
-        G = self.groups
+        t, m, lo, _, c, sticky, alloc_t, start_t, attempt, queue_t, _ = self._gpy[gid]
         self.records.attempts.append((
-            int(G.task[gid]), int(G.inst_lo[gid] if inst_lo is None else inst_lo), count,
-            int(G.machine[gid]), float(G.alloc_time[gid]), float(G.start_time[gid]), self.now,
-            outcome, int(G.attempt[gid]), int(G.cls[gid]), int(G.sticky[gid]),
-            float(G.queue_time[gid]), int(final), progress))
+            t, lo if inst_lo is None else int(inst_lo), count, m, alloc_t, start_t, self.now,
+            outcome, attempt, c, sticky, queue_t, int(final), progress))
 
     def end_group(self, gid: int, count: int | None, outcome: int, *, requeue: bool,
                   reason: str) -> None:
@@ -443,8 +455,10 @@ class ClusterState(VirtualClocks, TaskQueues):
             if G.state[gid] == STARTING:
                 self.starting -= 1
             G.release(gid)
+            del self._gpy[gid]
         else:
             G.count[gid] = total - k
+            self._gpy[gid][3] = total - k
         self.attempts[ids] += 1
         if requeue:
             self.return_to_pending(t, [i - base for i in ids])

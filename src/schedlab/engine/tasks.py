@@ -50,6 +50,10 @@ class TaskQueues:
         self.n_ready = 0
         self.ready_head = 0        # tasks before it can never be pending again (see view)
         self.attempts = np.zeros(workload.n_instances, dtype=np.int32)
+        # Python mirrors for instances_ended, which runs once per finished group
+        self._instances = workload.instances.tolist()
+        self._ended_py = [0] * T
+        self._child_ptr = workload.child_ptr.tolist()
         self.remaining_work: dict[int, float] = {}
 
     def submit(self, t: int) -> None:
@@ -70,13 +74,14 @@ class TaskQueues:
 
     def instances_ended(self, t: int, n: int) -> None:
         """``n`` instances of ``t`` reached a final outcome; children may become ready."""
-        done = int(self.ended[t]) + n
+        done = self._ended_py[t] + n
+        self._ended_py[t] = done
         self.ended[t] = done
-        if done == self.w.instances[t]:
+        if done == self._instances[t]:
             self.end_time[t] = self.now
             self._tvec.pop(t, None)
             w = self.w
-            lo, hi = w.child_ptr[t], w.child_ptr[t + 1]
+            lo, hi = self._child_ptr[t], self._child_ptr[t + 1]
             if hi > lo:
                 for c in w.child_idx[lo:hi]:
                     self.unfinished_parents[c] -= 1
