@@ -12,7 +12,7 @@ from schedlab.engine.records import OUT_COMPLETED, OUT_PREEMPTED
 from schedlab.engine.simulation import Simulation
 from schedlab.policies.base import Policy
 from schedlab.workload.job import Workload
-from tests.builders import WorkloadBuilder, machines
+from schedlab.testing.builders import WorkloadBuilder, machines
 
 
 class Idle(Policy):
