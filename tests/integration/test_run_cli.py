@@ -90,3 +90,14 @@ def test_installed_entry_point(workload_csv, cluster_csv, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert _summary(out)["jobs_finished"] == N_JOBS
+
+
+@pytest.mark.parametrize("flag", ["-c", "-w"])
+def test_corrupt_parquet_input_exits_2_naming_the_file(cli, tmp_path, flag):
+    # issue 20: a broken Parquet cluster file used to end in an ArrowInvalid traceback
+    bad = tmp_path / "broken.parquet"
+    bad.write_bytes(b"PAR1 not really parquet PAR1")
+    res = cli("run", flag, bad, "-o", tmp_path / "out", code=2)
+    assert "broken.parquet" in res.output and "cannot read as Parquet" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out" / "summary.json").exists()

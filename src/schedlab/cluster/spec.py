@@ -214,7 +214,11 @@ def read_cluster(path: str | Path) -> ClusterSpec:
     if p.suffix in (".yaml", ".yml", ".toml"):
         return cluster_from_table(_read_structured(p), source=str(p), row_offset=1, name=name)
     if p.suffix == ".parquet":
-        return cluster_from_table(pd.read_parquet(p), source=str(p), row_offset=1, name=name)
+        try:
+            df = pd.read_parquet(p)
+        except Exception as exc:        # pyarrow raises several types for a broken file
+            raise InputError(f"cannot read as Parquet: {exc}", file=str(p)) from None
+        return cluster_from_table(df, source=str(p), row_offset=1, name=name)
     try:
         df = pd.read_csv(p)
     except Exception as exc:
