@@ -95,3 +95,30 @@ def test_resume_after_sigint_cli(tiny_workload, tmp_path):
     assert {n: (out / "results" / n).stat().st_mtime_ns for n in first} == first
     from schedlab.sweeps.spec import load_spec
     assert set(df.trial_id) == {t.trial_id for t in load_spec(spec).trials()}
+
+
+def test_an_edited_workload_file_reruns_instead_of_reusing_the_old_result(tmp_path):
+    # issue 20 bug 1: the trial id hashed the workload *path*, so after an edit a resumed
+    # sweep returned the old result. Now the id covers the file's content.
+    from schedlab.workload.generators import demo_workload
+    import schedlab
+
+    wl_path = tmp_path / "wl.csv"
+    df = demo_workload(0, n_jobs=12)
+    df.to_csv(wl_path, index=False)
+    spec = write_spec(tmp_path / "s.toml", [str(wl_path)], seeds=1, params="{}")
+    out = tmp_path / "out"
+    first = sweep(spec, out=out, workers=0)
+    df["duration"] = df["duration"] * 10           # the user edits the file in place
+    df.to_csv(wl_path, index=False)
+    st = {}
+    second = sweep(spec, out=out, workers=2, stats=st)   # a resume, in new worker processes
+    assert st["ran"] == 1 and st["skipped"] == 0
+    fresh = schedlab.simulate(str(wl_path), "builtin:demo", "fifo", seed=int(second.seed.iloc[0]))
+    got = second.set_index("trial_id").drop(index=first.trial_id, errors="ignore")
+    assert len(got) == 1
+    assert got.makespan.iloc[0] == fresh.summary["makespan"]
+    assert got.makespan.iloc[0] > first.makespan.iloc[0]
+    # and in one process too (the worker-side cache is keyed by content)
+    third = sweep(spec, out=tmp_path / "out3", workers=0)
+    assert third.makespan.iloc[0] == fresh.summary["makespan"]

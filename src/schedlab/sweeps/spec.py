@@ -117,12 +117,44 @@ def trial_id(cfg: TrialConfig) -> str:
     """16 hex digits of SHA-256 over the canonical JSON of what the result depends on.
 
     ``seed_index`` and ``label`` are bookkeeping and are left out: the same policy,
-    parameters, workload, cluster, seed and engine config always get the same id.
+    parameters, workload, cluster, seed and engine config always get the same id. A
+    workload or cluster given as a file counts by its *content*: edit the file and the
+    id changes, so a resumed sweep reruns the trial instead of reusing a stale result.
     """
     key = {"policy": cfg.policy, "params": cfg.params, "workload": cfg.workload,
-           "cluster": cfg.cluster, "seed": int(cfg.seed), "engine": cfg.engine}
+           "cluster": cfg.cluster, "seed": int(cfg.seed), "engine": cfg.engine,
+           "inputs": [input_fingerprint(cfg.workload), input_fingerprint(cfg.cluster)]}
     text = json.dumps(key, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+_FINGERPRINTS: dict[tuple[str, int, int], str] = {}
+
+
+def input_fingerprint(spec: str) -> str | None:
+    """SHA-256 of a workload/cluster file's bytes (or of a trace folder's file names,
+    sizes and modification times); None for ``builtin:`` names and ``from-trace``.
+
+    Memoised per (path, size, mtime) so that a sweep of many trials hashes each file once.
+    """
+    p = Path(spec)
+    if not p.exists():
+        return None
+    st = p.stat()
+    memo = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    if memo in _FINGERPRINTS:
+        return _FINGERPRINTS[memo]
+    h = hashlib.sha256()
+    if p.is_dir():       # trace folders can hold gigabytes: names, sizes and times suffice
+        for f in sorted(q for q in p.rglob("*") if q.is_file()):
+            fs = f.stat()
+            h.update(f"{f.relative_to(p)}\0{fs.st_size}\0{fs.st_mtime_ns}\n".encode())
+    else:
+        with p.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    _FINGERPRINTS[memo] = h.hexdigest()[:16]
+    return _FINGERPRINTS[memo]
 
 
 def _dedupe(vals: list[Any]) -> list[Any]:

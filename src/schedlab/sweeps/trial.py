@@ -22,7 +22,7 @@ from schedlab.cluster.spec import ClusterSpec
 from schedlab.inputs import FROM_TRACE, LoadedWorkload, resolve_cluster, resolve_workload
 from schedlab.metrics.table import summary_row
 from schedlab.run import simulate
-from schedlab.sweeps.spec import TrialConfig
+from schedlab.sweeps.spec import TrialConfig, input_fingerprint
 
 __all__ = ["run_trial", "config_columns", "CONFIG_COLUMNS", "BOOKKEEPING_COLUMNS"]
 
@@ -33,13 +33,14 @@ BOOKKEEPING_COLUMNS = ("status", "error", "wall_seconds", "host", "pid", "finish
 
 
 # A worker runs many trials on the same few workloads and clusters: load each once.
+# The key includes the file's content fingerprint, so an edited file is read again.
 @lru_cache(maxsize=4)
-def _workload(spec: str, seed: int) -> LoadedWorkload:
+def _workload(spec: str, seed: int, fingerprint: str | None) -> LoadedWorkload:
     return resolve_workload(spec, seed=seed)
 
 
 @lru_cache(maxsize=4)
-def _cluster(spec: str) -> ClusterSpec | str:
+def _cluster(spec: str, fingerprint: str | None) -> ClusterSpec | str:
     return spec if spec == FROM_TRACE else resolve_cluster(spec)
 
 
@@ -64,7 +65,8 @@ def run_trial(cfg: TrialConfig | dict[str, Any]) -> dict[str, Any]:
     row = config_columns(cfg)
     t0 = time.perf_counter()
     try:
-        res = simulate(_workload(cfg.workload, int(cfg.seed)), _cluster(cfg.cluster), cfg.policy,
+        res = simulate(_workload(cfg.workload, int(cfg.seed), input_fingerprint(cfg.workload)),
+                       _cluster(cfg.cluster, input_fingerprint(cfg.cluster)), cfg.policy,
                        params=cfg.params, seed=int(cfg.seed), config=cfg.engine)
         metrics = summary_row(res.summary)
         metrics["per_class"] = json.dumps(res.summary.get("per_class", {}), sort_keys=True, default=str)
