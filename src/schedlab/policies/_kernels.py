@@ -94,16 +94,7 @@ def first_fit(req: np.ndarray, n: np.ndarray, free: np.ndarray, free_eps: np.nda
                     f = np.floor(fit)
                     if f < left:
                         k = int(f)
-                    if q == out.shape[0]:
-                        out = _grow(out)
-                    out[q, 0] = j
-                    out[q, 1] = m
-                    out[q, 2] = k
-                    q += 1
-                    for c in range(K):
-                        used = req[j, c] * k
-                        free[m, c] -= used
-                        free_eps[m, c] -= used
+                    out, q = _take(out, q, j, m, k, req, free, free_eps)
                     stale = stale or in_sky[m]
                     left -= k
                     if left <= 0:
@@ -134,16 +125,7 @@ def first_fit(req: np.ndarray, n: np.ndarray, free: np.ndarray, free_eps: np.nda
                         k = int(cnt)
                 else:
                     k = left
-                if q == out.shape[0]:
-                    out = _grow(out)
-                out[q, 0] = j
-                out[q, 1] = m
-                out[q, 2] = k
-                q += 1
-                for c in range(K):
-                    used = req[j, c] * k
-                    free[m, c] -= used
-                    free_eps[m, c] -= used
+                out, q = _take(out, q, j, m, k, req, free, free_eps)
                 stale = stale or in_sky[m]
                 left -= k
                 if left <= 0:
@@ -199,6 +181,22 @@ def _skyline(free_eps: np.ndarray, sky: np.ndarray, in_sky: np.ndarray) -> int:
         in_sky[m] = True
         s += 1
     return s
+
+
+@njit(cache=True, nogil=True)
+def _take(out: np.ndarray, q: int, j: int, m: int, k: int, req: np.ndarray,
+          free: np.ndarray, free_eps: np.ndarray) -> tuple[np.ndarray, int]:
+    """Record row (j, m, k) at ``out[q]`` and charge ``k`` instances of ``req[j]`` to m."""
+    if q == out.shape[0]:
+        out = _grow(out)
+    out[q, 0] = j
+    out[q, 1] = m
+    out[q, 2] = k
+    for c in range(req.shape[1]):
+        used = req[j, c] * k
+        free[m, c] -= used
+        free_eps[m, c] -= used
+    return out, q + 1
 
 
 @njit(cache=True, nogil=True)
