@@ -173,12 +173,17 @@ class ActionApplier:
         st.return_to_pending(a.task, ids)
         return _OK
 
-    def _preempt(self, a: Preempt) -> tuple[Status, str]:
-        st = self.state
-        G = st.groups
-        gid = a.group
+    def _not_running(self, gid: int) -> tuple[Status, str] | None:
+        G = self.state.groups
         if not 0 <= gid < G.capacity or G.state[gid] == FREE:
             return Status.INFEASIBLE, f"group {gid} is not running"
+        return None
+
+    def _preempt(self, a: Preempt) -> tuple[Status, str]:
+        st = self.state
+        gid = a.group
+        if (bad := self._not_running(gid)) is not None:
+            return bad
         if a.outcome not in ("preempted", "evicted", "killed", "failed"):
             return Status.ERROR, f"unknown outcome {a.outcome!r}"
         if a.count is not None and a.count < 1:
@@ -208,8 +213,8 @@ class ActionApplier:
         st = self.state
         G = st.groups
         gid = a.group
-        if not 0 <= gid < G.capacity or G.state[gid] == FREE:
-            return Status.INFEASIBLE, f"group {gid} is not running"
+        if (bad := self._not_running(gid)) is not None:
+            return bad
         if not G.cls[gid]:
             return Status.ERROR, f"group {gid} is already regular"
         t, m, n = int(G.task[gid]), int(G.machine[gid]), int(G.count[gid])

@@ -152,13 +152,7 @@ def _skyline(free_eps: np.ndarray, sky: np.ndarray, in_sky: np.ndarray) -> int:
             continue
         dominated = False
         for i in range(s):
-            o = sky[i]
-            dom = True
-            for c in range(K):
-                if free_eps[o, c] < free_eps[m, c]:
-                    dom = False
-                    break
-            if dom:
+            if _dominates(free_eps, sky[i], m):
                 dominated = True
                 break
         if dominated:
@@ -166,12 +160,7 @@ def _skyline(free_eps: np.ndarray, sky: np.ndarray, in_sky: np.ndarray) -> int:
         t = 0
         for i in range(s):
             o = sky[i]
-            dom = True
-            for c in range(K):
-                if free_eps[m, c] < free_eps[o, c]:
-                    dom = False
-                    break
-            if dom:
+            if _dominates(free_eps, m, o):
                 in_sky[o] = False
             else:
                 sky[t] = o
@@ -181,6 +170,15 @@ def _skyline(free_eps: np.ndarray, sky: np.ndarray, in_sky: np.ndarray) -> int:
         in_sky[m] = True
         s += 1
     return s
+
+
+@njit(cache=True, nogil=True)
+def _dominates(free_eps: np.ndarray, a: int, b: int) -> bool:
+    """Row ``a`` is >= row ``b`` on every column."""
+    for c in range(free_eps.shape[1]):
+        if free_eps[a, c] < free_eps[b, c]:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
