@@ -61,7 +61,7 @@ def test_full_reproduction(tmp_path):
     res = reproduce(seeds=5, out=tmp_path, quick=False)
     acc = pd.read_csv(tmp_path / "acceptance.csv")
     assert IDS == [i for i in acc[acc["workload"] == "W-HYB-1"]["id"]]
-    assert set(acc["verdict"]) <= {"PASS", "FAIL"}
+    assert set(acc["result"]) <= {"PASS", "FAIL"}
     runs = pd.read_csv(tmp_path / "runs.csv")
     pri = runs[(runs["workload"] == "W-HYB-1") & (runs["label"] == "PRI")]
     assert len(pri) == 5 and (pri["NE_priority"] > 1000).all()    # the eviction regime

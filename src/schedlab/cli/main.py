@@ -218,41 +218,87 @@ reproduce_app = typer.Typer(help="Reproduce a paper's experiments and check its 
 app.add_typer(reproduce_app, name="reproduce")
 
 
-def _reproduce(paper: str, seeds: int, out: Path, quick: bool) -> bool:
+def _paper_module(paper: str):
     try:  # by name: a build may leave a paper out, and each pulls in its own solvers
-        mod = importlib.import_module(f"schedlab.reproduce.{paper}")
+        return importlib.import_module(f"schedlab.reproduce.{paper}")
     except ModuleNotFoundError:
         raise InputError(f"the {paper} reproduction is not available in this build") from None
+
+
+def _reproduce(paper: str, seeds: int, out: Path, quick: bool) -> bool:
+    from schedlab.reproduce.report import write_outputs
+    mod = _paper_module(paper)
     check_output_dir(out, overwrite=True)   # a file or an unwritable folder: an error now
     out.mkdir(parents=True, exist_ok=True)   # as `reproduce all` does for each paper
-    with console.status(f"running the {paper.upper()} reproduction ({'quick' if quick else 'full'} "
-                        f"scale, {seeds} seeds); results go to {out}", spinner="dots"):
-        res = mod.reproduce(seeds=seeds, out=out, quick=quick)
+    console.print(f"running the {paper.upper()} reproduction ({'quick' if quick else 'full'} "
+                  f"scale, {seeds} acceptance seeds); results go to {out}")
+    res = mod.reproduce(seeds=seeds, out=out, quick=quick)
     print_acceptance(res.checks, f"{paper.upper()} acceptance checks", console)
-    res.acceptance().to_csv(out / "acceptance.csv", index=False)
-    console.print(f"wrote {out}/acceptance.csv ({res.wall_seconds:.0f} s)")
+    cmd = f"schedlab reproduce {paper} --seeds {seeds} --out {out}" + (" --quick" if quick else "")
+    files = write_outputs(res, out, command=cmd)
+    console.print(f"wrote {', '.join(f.name for f in files)} to {out} ({res.wall_seconds:.0f} s)")
+    n_fail = sum(not c.passed for c in res.checks)
+    if n_fail:
+        console.print(f"{n_fail} of {len(res.checks)} checks FAIL: exit code {EXIT_FAILED}; "
+                      f"the evidence is in {out}/report.html")
     return res.all_passed
 
 
 def _make_reproduce_command(paper: str) -> None:
-    def cmd(seeds: int = typer.Option(5, "--seeds", min=1, help="Number of seeds (the papers' claims need at least 5)."),
-            out: Path = typer.Option(Path(f"out/reproduce/{paper}"), "--out", help="Output directory."),
-            quick: bool = typer.Option(False, "--quick", help="Reduced scale (for CI).")) -> None:
+    def cmd(seeds: int = typer.Option(5, "--seeds", min=1, help="Number of acceptance seeds (0..N-1; the papers' claims need at least 5)."),
+            out: Path = typer.Option(Path(f"out/reproduce/{paper}"), "--out", help="Output directory (finished runs are kept in OUT/runs, so an interrupted reproduction resumes)."),
+            quick: bool = typer.Option(False, "--quick", help="Reduced scale, for CI; never acceptance.")) -> None:
         try:
             ok = _reproduce(paper, seeds, out, quick)
         except InputError as exc:
             fail(exc)
         except KeyboardInterrupt:
-            interrupted(f"the files written so far are in {out}; the reproduction starts over "
-                        "when run again.")
+            interrupted(f"the runs finished so far are kept in {out}/runs; run the same command "
+                        "again to resume.")
         raise typer.Exit(0 if ok else EXIT_FAILED)
     cmd.__doc__ = (f"Reproduce the {paper.upper()} paper's experiments and check its claims; "
                    "exit code 1 if a check fails.")
     reproduce_app.command(name=paper, epilog=EXIT_CODES_HELP)(cmd)
 
 
+def _make_calibrate_command(paper: str) -> None:
+    def cmd(out: Path = typer.Option(Path(f"out/calibrate/{paper}"), "--out", help="Output directory for the search record."),
+            save: bool = typer.Option(False, "--save", help="Also store the knobs in the package (a source checkout), where `reproduce` reads them."),
+            quick: bool = typer.Option(False, "--quick", help="Reduced scale, for CI.")) -> None:
+        from schedlab.reproduce.calibration import save_calibration
+        try:
+            mod = _paper_module(paper)
+            if not hasattr(mod, "calibrate"):
+                raise InputError(f"the {paper} reproduction has no calibrated knob")
+            check_output_dir(out, overwrite=True)
+            out.mkdir(parents=True, exist_ok=True)
+            console.print(f"calibrating the {paper.upper()} workloads on the baseline, "
+                          "calibration seeds 1000-1004; the search is recorded in "
+                          f"{out}/calibration_search.csv")
+            cal = mod.calibrate(out=out, quick=quick)
+        except InputError as exc:
+            fail(exc)
+        except KeyboardInterrupt:
+            interrupted(f"the runs finished so far are kept in {out}/runs; run again to resume.")
+        cal.search.to_csv(out / "calibration_search.csv", index=False)
+        save_calibration(cal, out / f"{paper}.json")
+        console.print(f"knobs: {cal.knobs}")
+        if save:
+            console.print(f"stored in {save_calibration(cal)}")
+    cmd.__doc__ = (f"Search the {paper.upper()} workload knobs so that the baseline matches the "
+                   "paper's published baseline (spec §7.1 C1), on the calibration seeds.")
+    calibrate_app.command(name=paper, epilog=EXIT_CODES_HELP)(cmd)
+
+
+calibrate_app = typer.Typer(help="Calibrate a paper's workload knobs on its baseline "
+                                 "(calibration seeds 1000-1004).",
+                            epilog=EXIT_CODES_HELP, no_args_is_help=True)
+app.add_typer(calibrate_app, name="calibrate")
+
+
 for _paper in ("hybrid", "dress", "rose", "drs"):
     _make_reproduce_command(_paper)
+    _make_calibrate_command(_paper)
 
 
 app.add_typer(trace_cmd.trace_app, name="trace")

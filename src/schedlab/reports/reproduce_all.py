@@ -60,7 +60,9 @@ def reproduce_all(*, seeds: int = 5, out: str | Path = "out/reproduce", quick: b
         else:
             if not res.wall_seconds:
                 res.wall_seconds = time.perf_counter() - t0
-            res.acceptance().to_csv(pout / "acceptance.csv", index=False)
+            from schedlab.reproduce.report import write_outputs
+            write_outputs(res, pout, command=f"schedlab reproduce {paper} --seeds {seeds} "
+                          f"--out {pout}" + (" --quick" if quick else ""))
             oc = PaperOutcome(paper, "ran", result=res, out=pout)
         oc.files = sorted(p for p in pout.rglob("*") if p.is_file())
         outcomes.append(oc)
@@ -86,12 +88,12 @@ def write_combined_report(path: str | Path, outcomes: Sequence[PaperOutcome], *,
         if oc.status == "ran":
             res = oc.result
             acc = res.acceptance()
-            n_pass = int((acc["verdict"] == "PASS").sum())
+            n_pass = int((acc["result"] == "PASS").sum())
             rows.append({"paper": oc.paper.upper(), "status": "ran", "checks": len(acc),
                          "passed": n_pass, "failed": len(acc) - n_pass,
                          "wall_seconds": float(res.wall_seconds)})
             s = Section(f"paper-{oc.paper}", f"{oc.paper.upper()}: acceptance checks")
-            s.add(table_html(acc, verdict_column="verdict"))
+            s.add(table_html(acc, verdict_column="result"))
             for note_text in res.notes:
                 s.add(paragraph(note_text, cls="note"))
             for name, tab in res.tables.items():
