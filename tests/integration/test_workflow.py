@@ -256,3 +256,26 @@ def test_sweep_spec_negative_seeds_and_periods_exit_2(cli, tmp_path, body):
                     + (f"[engine]{engine}" if engine else "") + '\n[[policies]]\nid = "fifo"\n')
     cli("sweep", spec, "-o", tmp_path / "out", "--workers", 0, "--no-progress", code=2)
     assert not (tmp_path / "out" / "results").exists()
+
+
+def test_resumed_compare_pools_kept_runs_in_its_figures(workload_csv, cluster_csv, tmp_path,
+                                                        monkeypatch):
+    """A resumed comparison draws its pooled figures from every seed, kept runs included."""
+    from schedlab.reports import compare as cmp
+    out = tmp_path / "cmp"
+
+    def stop_after_two(label, seed, n):
+        if n == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        schedlab.compare(str(workload_csv), str(cluster_csv), ["fifo"], 3, out, report=False,
+                         workers=1, progress=stop_after_two)
+    assert len(list((out / "runs").glob("*.digest.pkl"))) == 2
+    seen = {}
+
+    def capture(path, summary, runs, **kw):
+        seen.update(kw["seed_runs"])
+    monkeypatch.setattr(cmp, "write_compare_report", capture)
+    schedlab.compare(str(workload_csv), str(cluster_csv), ["fifo"], 3, out, report=True, workers=1)
+    assert sorted(d.seed for d in seen["fifo"]) == sorted(pd.read_csv(out / "runs.csv")["seed"])

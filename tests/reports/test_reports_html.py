@@ -44,6 +44,8 @@ def test_html_sections_and_images(compare_report):
     assert len(imgs) == 4
     assert re.search(r'<section id="evictions">.*?<p class="empty">Nothing to show: no task instance '
                      r'was evicted', html)
+    evictions = re.search(r'<section id="evictions">(.*?)</section>', html, re.S).group(1)
+    assert "attempts by outcome" not in evictions      # no all-"completed" table under it
     # one number format: no exponents in table cells
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", html)
     assert cells and not [c for c in cells if re.fullmatch(r"[-\d.,]+e[-+]?\d+", c)]

@@ -34,6 +34,7 @@ import difflib
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import time
 from pathlib import Path
@@ -188,26 +189,28 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     jobs = [(si, seed, spec) for si, seed in enumerate(seed_values) for spec in specs]
     stats.update(total=len(jobs), kept=0, done=0, out=str(out) if out is not None else None)
     rows: dict[tuple[str, int], dict[str, Any]] = {}
+    digests: dict[str, list[plots.RunDigest]] = {}
     if store is not None:
         for si, seed, (lab, pid, p, full) in jobs:
             row = store.get(lab, full, seed)
             if row is not None:
+                dg = store.get_digest(lab, full, seed)
+                if dg is not None:      # kept runs still count in the pooled figures
+                    digests.setdefault(lab, []).append(dg)
                 rows[(lab, si)] = row
         stats["kept"] = len(rows)
     t0 = time.perf_counter()
     n_done = len(rows)
     stats["done"] = n_done
 
-    digests: dict[str, list[plots.RunDigest]] = {}
-
     def finished(row: dict[str, Any]) -> None:
         nonlocal n_done
-        if row.get("_digest") is not None:
-            digests.setdefault(row["policy"], []).append(row.pop("_digest"))
-        row.pop("_digest", None)
+        dg = row.pop("_digest", None)
+        if dg is not None:
+            digests.setdefault(row["policy"], []).append(dg)
         rows[(row["policy"], row["seed_index"])] = row
         if store is not None:
-            store.put(row)
+            store.put(row, dg)
         n_done += 1
         stats["done"] = n_done
         if progress is not None:
@@ -360,8 +363,21 @@ class _RunStore:
         except (OSError, json.JSONDecodeError):
             return None
 
-    def put(self, row: dict[str, Any]) -> None:
+    def get_digest(self, lab: str, full: dict[str, Any], seed: int) -> plots.RunDigest | None:
+        """The figures' data of a kept run (None for runs kept by an older version)."""
+        path = self._path(lab, full, seed).with_suffix(".digest.pkl")
+        try:
+            dg = pickle.loads(path.read_bytes())
+        except Exception:       # missing, or half-written by a crash: the figures do without
+            return None
+        return dg if isinstance(dg, plots.RunDigest) else None
+
+    def put(self, row: dict[str, Any], digest: plots.RunDigest | None = None) -> None:
         path = self._path(row["policy"], json.loads(row["params"]), row["seed"])
+        if digest is not None:   # first, so a kept row always has its digest beside it
+            dtmp = path.with_suffix(".digest.tmp")
+            dtmp.write_bytes(pickle.dumps(digest))
+            dtmp.replace(path.with_suffix(".digest.pkl"))
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(row, default=str))
         tmp.replace(path)        # atomic: an interrupted write leaves no half row
@@ -504,9 +520,11 @@ def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[
     sec.append(Section("jobs", "Per-job wait and completion time").add(
         image_html(plots.plot_job_bars(runs), "Completion time (blue) with its wait part (orange)")))
     ev = Section("evictions", "Evictions and waste")
-    ev.add(image_html(plots.plot_evictions(summary), "Mean per run over seeds, 95% CI"))
-    ev.add(paragraph("Task instance attempts by outcome (seed shown in figures):", cls="note"))
-    ev.add(table_html(_outcome_table(runs)))
+    ev_fig = plots.plot_evictions(summary)
+    ev.add(image_html(ev_fig, "Mean per run over seeds, 95% CI"))
+    if not isinstance(ev_fig, plots.NothingToShow):   # else every attempt finished: no table
+        ev.add(paragraph(f"Task instance attempts by outcome (seed {first_seed}):", cls="note"))
+        ev.add(table_html(_outcome_table(runs)))
     if per_class is not None and len(per_class):
         ev.add(paragraph("Per class (priority / queue), same seed:", cls="note"))
         ev.add(table_html(per_class))
