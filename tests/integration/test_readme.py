@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text()
 
 # substrings of the tutorial commands that take minutes or need the trace excerpts
-SLOW = ("../shared/traces", "reproduce ", "sweep ")
+SLOW = ("../shared/traces", "reproduce ", "sweep ", "calibrate ")
 
 
 def _tutorial_commands() -> list[str]:
