@@ -47,7 +47,8 @@ def stepped(draw):
         fractions = np.array([0.0, *sorted(cuts)]) / 16
         usage = np.tile(w.usage[t], (len(fractions), 1))
         for k in range(len(fractions)):
-            usage[k, R_CPU] = w.request[t, R_CPU] * draw(hst.sampled_from([0.2, 0.6, 1.0, 1.5, 2.5]))
+            cpu_ratio = draw(hst.sampled_from([0.2, 0.6, 1.0, 1.5, 2.5]))
+            usage[k, R_CPU] = w.request[t, R_CPU] * cpu_ratio
             usage[k, R_MEM] = w.request[t, R_MEM] * draw(hst.sampled_from([0.3, 0.6, 1.0]))
         steps.append((fractions, usage))
     return w.with_usage_steps(steps), cl
@@ -119,7 +120,8 @@ def _per_instance(att: pd.DataFrame, resumable: bool) -> pd.DataFrame:
     """One row per instance and attempt, with the progress it started from."""
     n = att["count"].to_numpy()
     rows = att.loc[att.index.repeat(n)].copy()
-    rows["instance"] = rows["inst_lo"].to_numpy() + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))
+    within = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)
+    rows["instance"] = rows["inst_lo"].to_numpy() + within
     rows = rows.sort_values(["task", "instance", "attempt"], kind="stable")
     before = rows.groupby(["task", "instance"])["progress"].cumsum() - rows["progress"]
     rows["from"] = before.to_numpy() if resumable else 0.0

@@ -82,8 +82,8 @@ class UsageSteps:
         cap = self.capacity
         self._comp_cols = [r for r in COMPRESSIBLE if np.isfinite(cap[:, r]).any() and (
             (w.usage[:, r] > 0).any() or (w.step_usage[:, r] > 0).any())]
-        cls = type(self)
-        # instance attributes shadow the constant-usage methods (see the module docstring)
+        # instance attributes shadow the constant-usage methods (see the module docstring);
+        # the wrappers call the class's own methods (type(self).name)
         self.new_group = self._steps_new_group
         self.start_up = self._steps_start_up
         self.finish_group = self._steps_finish_group
@@ -91,8 +91,6 @@ class UsageSteps:
         self._regroup_clock = self._steps_regroup_clock
         self._schedule_due = self._steps_schedule_due
         self.complete_due = self._steps_complete_due
-        self._plain = {name: getattr(cls, name).__get__(self) for name in (
-            "new_group", "start_up", "finish_group", "end_group", "_regroup_clock")}
 
     # ------------------------------------------------------------ segments
     def _steps_of(self, t: int) -> _TaskSteps:
@@ -166,8 +164,8 @@ class UsageSteps:
     def _steps_new_group(self, t: int, m: int, inst_lo: int, count: int, opportunistic: bool,
                          sticky: bool, resumable: bool, startup_delay: float,
                          queue_time: float) -> int:
-        gid = self._plain["new_group"](t, m, inst_lo, count, opportunistic, sticky, resumable,
-                                       startup_delay, queue_time)
+        gid = type(self).new_group(self, t, m, inst_lo, count, opportunistic, sticky,
+                                   resumable, startup_delay, queue_time)
         if self._n_steps[int(t)] and self.groups.state[gid] == RUNNING:
             self._open_cursor(gid)
         return gid
@@ -175,7 +173,7 @@ class UsageSteps:
     def _steps_start_up(self, gid: int, g: int) -> None:
         G = self.groups
         starts = G.gen[gid] == g and G.state[gid] == STARTING
-        self._plain["start_up"](gid, g)
+        type(self).start_up(self, gid, g)
         if starts and self._n_steps[int(G.task[gid])]:
             self._open_cursor(gid)
 
@@ -185,7 +183,7 @@ class UsageSteps:
             m, c = self._gpy[gid][1], self._gpy[gid][4]
             self._close_piece(cur, m, c)
             self.charge(m, c, (cur[_T], cur[_SEG]), -cur[_N], alloc=False)
-        self._plain["finish_group"](gid)
+        type(self).finish_group(self, gid)
 
     def _steps_end_group(self, gid: int, count: int | None, outcome: int, *, requeue: bool,
                          reason: str) -> None:
@@ -209,7 +207,7 @@ class UsageSteps:
                 del self._cursors[gid]
             else:
                 cur[_N] = n - k
-        self._plain["end_group"](gid, count, outcome, requeue=requeue, reason=reason)
+        type(self).end_group(self, gid, count, outcome, requeue=requeue, reason=reason)
 
     def _steps_regroup_clock(self, gid: int, m: int) -> None:
         """A promotion moves the group to the regular clock; its cursor follows."""
@@ -217,7 +215,7 @@ class UsageSteps:
         if cur is not None:
             self._close_piece(cur, m, 1)
             done = cur[_V0] - cur[_ORIGIN]
-        self._plain["_regroup_clock"](gid, m)
+        type(self)._regroup_clock(self, gid, m)
         if cur is not None:
             t, s, n = cur[_T], cur[_SEG], cur[_N]
             self.charge(m, 1, (t, s), -n, alloc=False)
