@@ -3,7 +3,8 @@
 They come from the attempt records plus the groups still running, not from per-event
 bookkeeping: a group holds ``request * count`` from allocation to end, and uses
 ``usage * count`` of each compressible resource at the rate its clock runs, so its
-integral there is ``usage * count * progress / speed``.
+integral there is ``usage * count * progress / speed``. Under usage steps the state adds
+what the steps changed (see :mod:`schedlab.engine.steps`).
 """
 from __future__ import annotations
 
@@ -74,5 +75,7 @@ def measure_areas(state: ClusterState, records: RunRecords) -> None:
     comp[list(COMPRESSIBLE)] = True
     np.add.at(area_used, machine[started],
               use * np.where(comp[None, :], work[:, None], span[:, None]))
+    if st.w.has_usage_steps:
+        area_used += st.step_area_correction()
     records.area_alloc = area_alloc
     records.area_used = area_used

@@ -32,6 +32,7 @@ from schedlab.engine.config import EngineConfig
 from schedlab.engine.ledger import Ledger
 from schedlab.engine.records import (FIN_COMPLETED, FIN_DROPPED, OUT_COMPLETED, OUT_EVICTED,
                                      OUT_FAILED, OUT_KILLED, OUT_PREEMPTED, RunRecords)
+from schedlab.engine.steps import UsageSteps
 from schedlab.engine.tasks import QueueEntry, TaskQueues
 from schedlab.workload.job import Workload
 
@@ -42,13 +43,14 @@ _COUNTER_OF = {OUT_EVICTED: "evictions", OUT_PREEMPTED: "preemptions", OUT_KILLE
                OUT_FAILED: "failures"}
 
 
-class ClusterState(VirtualClocks, TaskQueues):
+class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
     """Machines, running groups and task queues of one run, at time ``now``.
 
     The virtual clocks, contention factors and completion scheduling come from
     :class:`~schedlab.engine.clocks.VirtualClocks`, the task arrays and the pending and
-    node-local queues from :class:`~schedlab.engine.tasks.TaskQueues`; this class adds the
-    ledgers, the machines and the life cycle of groups.
+    node-local queues from :class:`~schedlab.engine.tasks.TaskQueues`, time-varying usage
+    from :class:`~schedlab.engine.steps.UsageSteps`; this class adds the ledgers, the
+    machines and the life cycle of groups.
     """
 
     def __init__(self, workload: Workload, cluster: ClusterSpec, config: EngineConfig,
@@ -115,6 +117,8 @@ class ClusterState(VirtualClocks, TaskQueues):
         self.changes = Trigger()
         #: in heartbeat mode, the node whose heartbeat the current decision is
         self.heartbeat_machine: int | None = None
+        if workload.has_usage_steps:
+            self.install_usage_steps()
 
     # ------------------------------------------------------------ published state
     @property

@@ -3,16 +3,23 @@
 Tasks are indexed ``0..T-1`` in table order; jobs ``0..J-1`` in order of first appearance.
 Each task has ``instances`` identical copies; instance ``i`` of task ``t`` has the global
 id ``inst_offset[t] + i``.
+
+A task's physical usage is constant (``usage``) unless the workload carries usage steps
+(``step_ptr``, ``step_frac``, ``step_usage``; see :mod:`schedlab.workload.usage_steps`),
+set from a table's ``usage_steps`` column or with :meth:`Workload.with_usage_steps`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from schedlab.cluster.spec import RESOURCES
 from schedlab.workload.table import normalize_workload
+from schedlab.workload.usage_steps import (STEPS_COLUMN, Steps, segments_from_table,
+                                           steps_to_csr, steps_to_json)
 
 __all__ = ["Workload"]
 
@@ -49,6 +56,38 @@ class Workload:
     job_tasks: np.ndarray
     source: str = "<workload>"
     row_offset: int = 2
+    # usage steps in CSR form (None: every task has constant usage); task t's segments are
+    # rows step_ptr[t]:step_ptr[t+1] of step_frac (T+1,) and step_usage (S, R)
+    step_ptr: np.ndarray | None = None
+    step_frac: np.ndarray | None = None
+    step_usage: np.ndarray | None = None
+
+    @property
+    def has_usage_steps(self) -> bool:
+        return self.step_ptr is not None
+
+    def usage_steps_of(self, t: int) -> Steps:
+        """Task ``t``'s ``(fractions, usage)`` segments, or None for constant usage."""
+        if self.step_ptr is None or self.step_ptr[t] == self.step_ptr[t + 1]:
+            return None
+        lo, hi = self.step_ptr[t], self.step_ptr[t + 1]
+        return self.step_frac[lo:hi], self.step_usage[lo:hi]
+
+    def with_usage_steps(self, steps: Sequence[Steps]) -> "Workload":
+        """A copy whose tasks follow ``steps``: one entry per task, None (constant usage) or
+        ``(fractions, usage)`` with fractions increasing from 0.0 and below 1.0 and usage a
+        (k, R) array of absolute usage vectors in RESOURCES order. The frame gets the
+        matching ``usage_steps`` column, so writing it out keeps the steps."""
+        csr = steps_to_csr(steps, self.n_tasks, source=self.source, row_offset=self.row_offset)
+        frame = self.frame.copy()
+        if csr is None:
+            frame = frame.drop(columns=[STEPS_COLUMN], errors="ignore")
+            return replace(self, frame=frame, step_ptr=None, step_frac=None, step_usage=None)
+        ptr, frac, usage = csr
+        frame[STEPS_COLUMN] = ["" if lo == hi else steps_to_json(frac[lo:hi], usage[lo:hi])
+                               for lo, hi in zip(ptr[:-1].tolist(), ptr[1:].tolist())]
+        return replace(self, frame=frame, step_ptr=_ro(ptr), step_frac=_ro(frac),
+                       step_usage=_ro(usage))
 
     @property
     def n_tasks(self) -> int:
@@ -78,6 +117,14 @@ class Workload:
             df = normalize_workload(df, source=source, row_offset=row_offset)
         else:
             df = df.reset_index(drop=True)
+        w = cls._from_table(df, source=source, row_offset=row_offset)
+        if STEPS_COLUMN not in df.columns:
+            return w
+        steps = segments_from_table(df, source=source, row_offset=row_offset)
+        return w.with_usage_steps(steps) if any(s is not None for s in steps) else w
+
+    @classmethod
+    def _from_table(cls, df: pd.DataFrame, *, source: str, row_offset: int) -> "Workload":
         T = len(df)
         job_codes, job_ids = pd.factorize(df["job_id"], sort=False)
         job = job_codes.astype(np.int64)

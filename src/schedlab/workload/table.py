@@ -3,6 +3,8 @@
 One row per task (a task may have several identical ``instances``). Required columns:
 ``job_id, task_id, submit_time, duration, cpu, mem``. Optional columns and defaults are
 in :data:`OPTIONAL_COLUMNS`. ``parents`` lists task_ids of the same job separated by ``;``.
+A table may also carry ``usage_steps`` (time-varying usage as JSON text, see
+:mod:`schedlab.workload.usage_steps`); it is kept only when present.
 
 Every reader in :mod:`schedlab.workload.traces` produces this table, and
 :func:`normalize_workload` is the single place that checks it.
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab.errors import InputError
+from schedlab.workload.usage_steps import STEPS_COLUMN, segments_from_table
 
 __all__ = ["REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "WORKLOAD_COLUMNS",
            "normalize_workload", "read_workload_table", "workload_to_file"]
@@ -142,7 +145,11 @@ def normalize_workload(df: pd.DataFrame, *, source: str = "<workload>",
                          "appears twice", file=source, row=i + row_offset, column="task_id",
                          expected="unique (job_id, task_id) pairs")
     _check_parents(out, source, row_offset)
-    return out[list(WORKLOAD_COLUMNS)]
+    if STEPS_COLUMN not in df.columns:
+        return out[list(WORKLOAD_COLUMNS)]
+    out[STEPS_COLUMN] = df[STEPS_COLUMN].fillna("").astype(str)
+    segments_from_table(out, source=source, row_offset=row_offset)    # raises if malformed
+    return out[[*WORKLOAD_COLUMNS, STEPS_COLUMN]]
 
 
 def _check_parents(out: pd.DataFrame, source: str, row_offset: int) -> None:
@@ -202,7 +209,8 @@ def read_workload_table(path: str | Path) -> pd.DataFrame:
         return normalize_workload(df, source=str(p), row_offset=1)
     try:
         df = pd.read_csv(p, dtype={"job_id": str, "task_id": str, "parents": str,
-                                   "stage": str, "queue": str}, keep_default_na=True)
+                                   "stage": str, "queue": str, STEPS_COLUMN: str},
+                         keep_default_na=True)
     except pd.errors.ParserError as exc:
         raise InputError(f"malformed CSV: {exc}", file=str(p)) from None
     except Exception as exc:
