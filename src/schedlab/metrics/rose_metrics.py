@@ -35,7 +35,8 @@ def utilization_series(result: Any, *, step: float = 5.0) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def backlog_utilization(result: Any, resources: tuple[str, ...] = ("cpu", "disk")) -> dict[str, float]:
+def backlog_utilization(result: Any, resources: tuple[str, ...] = ("cpu", "disk"),
+                        allocated: tuple[str, ...] = ("cpu",)) -> dict[str, float]:
     """Mean physical utilization over the run's own backlog period (spec §7.4, R1/R3): the
     union of the policy ticks on which its RM held pending regular requests
     (``policy.backlog_ticks``), each tick covering ``[t, t + tick)``. The engine's levels
@@ -44,7 +45,9 @@ def backlog_utilization(result: Any, resources: tuple[str, ...] = ("cpu", "disk"
     p = result.sim.policy
     ticks = np.asarray(getattr(p, "backlog_ticks", []), dtype=float).reshape(-1, 2)
     out: dict[str, float] = {"backlog_seconds": float("nan")}
-    out.update({f"{r}_backlog": float("nan") for r in resources})
+    series = [(f"{r}_backlog", f"{r}_used", r) for r in resources]
+    series += [(f"{r}_allocated_backlog", f"{r}_allocated", r) for r in allocated]
+    out.update({name: float("nan") for name, _, _ in series})
     if not len(lv) or not len(ticks):
         return out
     dt = float(p.params.tick)
@@ -52,9 +55,9 @@ def backlog_utilization(result: Any, resources: tuple[str, ...] = ("cpu", "disk"
     lo, hi = on, on + dt
     t = lv["time"].to_numpy(dtype=float)
     out["backlog_seconds"] = float(len(on) * dt)
-    for r in resources:
+    for name, col, r in series:
         with np.errstate(invalid="ignore", divide="ignore"):
-            u = lv[f"{r}_used"].to_numpy(dtype=float) / lv[f"{r}_capacity"].to_numpy(dtype=float)
+            u = lv[col].to_numpy(dtype=float) / lv[f"{r}_capacity"].to_numpy(dtype=float)
         u = np.nan_to_num(u)
         # F(x) = integral of the step function u from t[0] to x
         F_at = np.concatenate([[0.0], np.cumsum(u[:-1] * np.diff(t))])
@@ -63,7 +66,7 @@ def backlog_utilization(result: Any, resources: tuple[str, ...] = ("cpu", "disk"
             i = np.clip(np.searchsorted(t, x, side="right") - 1, 0, len(t) - 1)
             return F_at[i] + u[i] * (np.maximum(x, t[0]) - t[i])
         area = float((F(hi) - F(lo)).sum())
-        out[f"{r}_backlog"] = area / out["backlog_seconds"] if len(on) else float("nan")
+        out[name] = area / out["backlog_seconds"] if len(on) else float("nan")
     return out
 
 
