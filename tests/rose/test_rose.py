@@ -24,12 +24,12 @@ from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
     ([5, 5, 5, 100, 5, 5, 5, 5, 5, 5], 5.0),       # spec: D' = [5, 52.5, 5, 5, 5] -> Tukey drops 52.5
     ([7], 7.0),                                    # length 1 is monotone
     ([3, 1, 2], 2.0),                              # |D| <= k_seg, < 4 values: plain mean
-    ([4, 4, 3, 4, 4, 9], 4.0),                     # not monotone, segments of 2: [4, 3.5, 6.5] -> mean
+    # |D| = 6 > k_seg = 5, segments of ceil(6/5) = 2: [4,4] [3,4] [4,9]; each has < 4 values,
+    # so plain means: D' = [4, 3.5, 6.5], not monotone and < 4 values: mean = 14/3
+    ([4, 4, 3, 4, 4, 9], 14.0 / 3.0),
 ])
 def test_lla_worked_examples(series, expected):
-    if series == [4, 4, 3, 4, 4, 9]:
-        expected = float(np.mean([4.0, 3.5, 6.5]))  # D' not monotone, < 4 values: plain mean
-    assert lla(series) == expected
+    assert lla(series) == pytest.approx(expected, abs=1e-12)
 
 
 def test_outlier_trimmed_mean_tukey_fences():
@@ -287,29 +287,19 @@ def test_tick_state_queue_index_is_built_lazily_and_kept_in_sync():
     assert st.q_by_task[0] == [1]
 
 
-def test_sensitivity_table_pairs_rows_with_b0_of_the_same_seed():
+def test_ablation_table_pairs_rows_with_b0_of_the_same_seed():
     from schedlab.reproduce.rose import _vs_b0
     runs = pd.DataFrame({
-        "workload": ["W-ROSE-1"] * 5, "policy": ["B0", "B0", "X", "X", "Y"],
-        "seed": [0, 1, 0, 1, 1], "cpu_used": [0.3, 0.4, 0.45, 0.4, 0.8],
-        "makespan": [100.0, 200.0, 80.0, 100.0, 50.0], "placement_gap": [np.nan, np.nan, 0.1, 0.2, 0.3],
-        "spec_timeouts": [0, 0, 5, 7, 1]})
-    t = _vs_b0(runs, ["X", "Y", "missing"]).set_index("policy")
-    assert t.loc["X", "cpu_vs_B0"] == pytest.approx((1.5 + 1.0) / 2)     # 0.45/0.3, 0.4/0.4
-    assert t.loc["X", "makespan_vs_B0"] == pytest.approx((-0.2 - 0.5) / 2)
-    assert t.loc["Y", "cpu_vs_B0"] == pytest.approx(2.0)                 # seed 1 only: 0.8/0.4
+        "workload": ["W-ROSE-1"] * 6 + ["other"], "policy": ["B0", "B0", "X", "X", "Y", "ROSE", "Y"],
+        "seed": [0, 1, 0, 1, 1, 1, 0], "cpu_backlog": [0.3, 0.4, 0.45, 0.4, 0.8, 0.5, 9.0],
+        "cpu_used": [0.2] * 7, "makespan": [100.0, 200.0, 80.0, 100.0, 50.0, 100.0, 1.0],
+        "placement_gap": [np.nan, np.nan, 0.1, 0.2, 0.3, 0.1, 0.0]})
+    t = _vs_b0(runs, "W-ROSE-1", ["X", "Y", "missing"]).set_index("policy")
+    assert t.loc["X", "cpu_backlog_vs_B0"] == pytest.approx((0.45 / 0.3 + 0.4 / 0.4) / 2)
+    assert t.loc["X", "makespan_vs_B0"] == pytest.approx((80 / 100 - 1 + 100 / 200 - 1) / 2)
+    assert t.loc["Y", "cpu_backlog_vs_B0"] == pytest.approx(0.8 / 0.4)   # seed 1 only; "other" ignored
+    assert t.loc["X", "cpu_backlog_vs_ROSE"] == pytest.approx(0.4 / 0.5)  # ROSE ran seed 1 only
     assert "missing" not in t.index
-
-
-@pytest.mark.slow
-def test_reproduce_tiny_scale_writes_tables(tmp_path):
-    from schedlab.reproduce.rose import reproduce
-    res = reproduce(seeds=1, out=tmp_path, scale=0.05, quick=True, verbose=False)
-    assert [c.id for c in res.checks] == [f"R{i}" for i in range(1, 9)]
-    for f in ("runs.csv", "summary.csv", "ablation.csv", "usage_variants.csv", "sensitivity.csv",
-              "utilization_timeseries.csv"):
-        assert (tmp_path / f).stat().st_size > 0
-    assert {"ROSE-noTBAMR", "ROSE-noMMF", "ROSE-noTimeout"} <= set(res.tables["ablation"]["policy"])
 
 
 def test_b1_allocates_opportunistic_only_when_no_guaranteed_capacity_is_free():
@@ -337,3 +327,122 @@ def test_b1_w_rose_2_preload_is_regular():
     att = res.attempts
     pre = res.sim.w.job[att["task"].to_numpy()] == int(np.flatnonzero(res.sim.w.job_ids == "preload")[0])
     assert not att["opportunistic"].to_numpy()[pre].any()
+
+
+# ------------------------------------------------------------------ W-ROSE-1 v2 (spec §7.4)
+def test_v2_cluster_classes_and_unhealthy_machines():
+    """Largest remainder over 100 machines: shares 53.5 / 30.7 / 8.0 / 7.8 floor to
+    53 / 30 / 8 / 7 (98); the two largest remainders (.8 and .7) add one each -> 53/31/8/8.
+    5% unhealthy = 5 machines at speed 0.5 with spec_fail_prob 0.1, the rest 1.0 and 0."""
+    from schedlab.workload.rose_workloads import rose_cluster_v2
+    cl = rose_cluster_v2(100, seed=3)
+    caps = pd.Series(list(zip(cl.capacity[:, 0], cl.capacity[:, 1]))).value_counts()
+    assert caps.to_dict() == {(32.0, 128.0): 53, (32.0, 64.0): 31, (32.0, 192.0): 8,
+                              (64.0, 256.0): 8}
+    bad = cl.attrs["unhealthy"].to_numpy(dtype=bool)
+    assert bad.sum() == 5
+    assert set(cl.speed[bad]) == {0.5} and set(cl.speed[~bad]) == {1.0}
+    assert set(cl.attrs["spec_fail_prob"][bad]) == {0.1}
+    assert set(cl.attrs["spec_fail_prob"][~bad]) == {0.0}
+
+
+def test_usage_steps_segments_and_levels():
+    from schedlab.workload.rose_workloads import usage_steps
+    dur = np.array([4.0, 15.0, 60.0, 200.0])
+    steps = usage_steps(dur, np.full(4, 0.4), np.full(4, 0.8), seed=1)
+    assert len(steps[0][0]) == 1                       # shorter than the 5 s minimum segment
+    assert len(steps[3][0]) >= 4                       # 200 s with segments of at most 60 s
+    for d, (f, lv) in zip(dur, steps):
+        assert f[0] == 0.0 and (np.diff(f) > 0).all() and f[-1] < 1.0
+        seg = np.diff(f) * d
+        assert ((seg >= 5.0 - 1e-9) & (seg <= 60.0 + 1e-9)).all()
+        assert ((lv[:, 0] >= 0.2 - 1e-12) & (lv[:, 0] <= 0.6 + 1e-12)).all()   # 0.4 x [0.5, 1.5]
+        assert ((lv[:, 1] >= 0.4 - 1e-12) & (lv[:, 1] <= 1.0)).all()           # 0.8 x 1.5 capped at 1
+    # per-task streams: task i's pattern does not depend on the tasks after it
+    head = usage_steps(dur[:2], np.full(2, 0.4), np.full(2, 0.8), seed=1)
+    for (f1, l1), (f2, l2) in zip(head, steps[:2]):
+        assert np.array_equal(f1, f2) and np.array_equal(l1, l2)
+    assert not np.array_equal(usage_steps(dur, np.full(4, 0.4), np.full(4, 0.8), seed=2)[3][1],
+                              steps[3][1])
+
+
+def test_v2_cpu_scale_multiplies_cpu_ratios_only():
+    from schedlab.workload.rose_workloads import w_rose_1_v2
+    a, _ = w_rose_1_v2(5, n_machines=5, n_jobs=6, spread="pairs")
+    b, _ = w_rose_1_v2(5, n_machines=5, n_jobs=6, spread="pairs", cpu_scale=1.5)
+    ra = a.usage[:, 0] / a.request[:, 0]
+    rb = b.usage[:, 0] / b.request[:, 0]
+    assert np.allclose(rb, np.minimum(1.5 * ra, 1.0))
+    assert np.allclose(a.usage[:, 1], b.usage[:, 1])
+    c, _ = w_rose_1_v2(5, n_machines=5, n_jobs=6, spread="constant")
+    rc = c.usage[:, :2] / c.request[:, :2]
+    assert np.allclose(rc, rc[0])                      # one ratio pair for every task
+
+
+def test_backlog_utilization_hand_worked():
+    """Levels: cpu used 1 on [0, 2), 3 on [2, 5), 0 after, capacity 4 -> 0.25, 0.75, 0.
+    Backlog ticks (1 s) at 0, 2, 3 -> intervals [0,1) [2,3) [3,4): area 0.25 + 0.75 + 0.75
+    = 1.75 over 3 s = 0.58333."""
+    from types import SimpleNamespace
+    from schedlab.metrics.rose_metrics import backlog_utilization
+    lv = pd.DataFrame({"time": [0.0, 2.0, 5.0], "cpu_used": [1.0, 3.0, 0.0],
+                       "cpu_capacity": [4.0] * 3, "cpu_allocated": [4.0, 4.0, 0.0],
+                       "disk_used": [0.0] * 3, "disk_capacity": [1.0] * 3})
+    pol = SimpleNamespace(backlog_ticks=[(0.0, True), (1.0, False), (2.0, True), (3.0, True),
+                                         (4.0, False), (5.0, False)],
+                          params=SimpleNamespace(tick=1.0))
+    res = SimpleNamespace(levels=lv, sim=SimpleNamespace(policy=pol))
+    out = backlog_utilization(res)
+    assert out["backlog_seconds"] == 3.0
+    assert out["cpu_backlog"] == pytest.approx(1.75 / 3)
+    assert out["cpu_allocated_backlog"] == pytest.approx(1.0)
+    assert out["disk_backlog"] == 0.0
+
+
+def test_unhealthy_machine_fails_speculative_tasks_only():
+    """One machine with spec_fail_prob 1: every speculative attempt there fails; no regular
+    attempt fails and no other machine fails anything; the work still completes."""
+    from schedlab.cluster.spec import cluster_from_table
+    from schedlab.engine.records import OUTCOME_CODE
+    df, _ = w_rose_2(0, n_machines=4, n_requests=60)
+    cl = cluster_from_table(pd.DataFrame({
+        "machine_id": ["m0", "m1", "m2", "m3"], "cpu": 32.0, "mem": 128.0, "disk": 1.0,
+        "net": 1.0, "spec_fail_prob": [1.0, 0.0, 0.0, 0.0]}))
+    res = schedlab.simulate(df, cl, "sparrow", params={"placement": "random"})
+    att = res.attempts
+    failed = att["outcome"].to_numpy() == OUTCOME_CODE["failed"]
+    opp = att["opportunistic"].to_numpy()
+    m0 = att["machine"].to_numpy() == 0
+    assert failed.any()
+    assert failed[opp & m0].sum() > 0
+    assert not failed[~(opp & m0)].any()
+    assert res.summary["instances_unfinished"] == 0
+    assert res.sim.policy.counters["spec_failures"] == failed.sum()
+
+
+def test_backlog_ticks_cover_the_pending_time_of_b0():
+    from schedlab.metrics.rose_metrics import backlog_utilization
+    df, cl = w_rose_2(0, n_machines=4, n_requests=40)
+    res = schedlab.simulate(df, cl, "yarn-centralized")
+    out = backlog_utilization(res)
+    # the burst does not fit next to the 97% pre-load: requests wait until it ends (400 s)
+    assert 350.0 <= out["backlog_seconds"] <= res.summary["makespan"]
+    assert 0.0 < out["cpu_backlog"] <= out["cpu_allocated_backlog"] <= 1.0 + 1e-9
+
+
+@pytest.mark.slow
+def test_reproduce_quick_fills_every_section(tmp_path):
+    from schedlab.reproduce.report import write_outputs
+    from schedlab.reproduce.rose import REGIME_LOADS, REGIME_SPREADS, reproduce
+    res = reproduce(seeds=1, out=tmp_path, quick=True, verbose=False)
+    assert [c.id for c in res.checks] == [f"R{i}" for i in range(1, 9)]
+    assert res.scale == "quick"
+    assert set(res.calibration["knob"]) == {"cpu_scale", "preload_usage"}
+    assert set(res.tuning["parameter"]) == {"default", "mL", "d", "Q_max", "T_to"}
+    reg = res.regime_maps["rose"]
+    assert len(reg) == len(REGIME_SPREADS) * len(REGIME_LOADS)
+    assert {"regime_map_cpu_ratio", "regime_map_placement_gap"} <= set(res.figures)
+    assert set(res.variants["variant"]) == {"Alibaba 2018 usage", "no unhealthy machines"}
+    written = {p.name for p in write_outputs(res, tmp_path)}
+    assert {"acceptance.csv", "calibration.csv", "tuning.csv", "regime_map_rose.csv",
+            "variants.csv", "report.html"} <= written

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["utilization_series", "rose_summary", "speculative_shares", "regular_p95_slowdown",
-           "regular_task_times"]
+           "regular_task_times", "backlog_utilization"]
 
 _RES = ("cpu", "mem", "disk")
 
@@ -33,6 +33,41 @@ def utilization_series(result: Any, *, step: float = 5.0) -> pd.DataFrame:
             out[f"{r}_used"] = lv[f"{r}_used"].to_numpy()[idx] / cap
             out[f"{r}_allocated"] = lv[f"{r}_allocated"].to_numpy()[idx] / cap
     return pd.DataFrame(out)
+
+
+def backlog_utilization(result: Any, resources: tuple[str, ...] = ("cpu", "disk"),
+                        allocated: tuple[str, ...] = ("cpu",)) -> dict[str, float]:
+    """Mean physical utilization over the run's own backlog period (spec §7.4, R1/R3): the
+    union of the policy ticks on which its RM held pending regular requests
+    (``policy.backlog_ticks``), each tick covering ``[t, t + tick)``. The engine's levels
+    are a step function of time, integrated exactly. Also returns the backlog length."""
+    lv = result.levels
+    p = result.sim.policy
+    ticks = np.asarray(getattr(p, "backlog_ticks", []), dtype=float).reshape(-1, 2)
+    out: dict[str, float] = {"backlog_seconds": float("nan")}
+    series = [(f"{r}_backlog", f"{r}_used", r) for r in resources]
+    series += [(f"{r}_allocated_backlog", f"{r}_allocated", r) for r in allocated]
+    out.update({name: float("nan") for name, _, _ in series})
+    if not len(lv) or not len(ticks):
+        return out
+    dt = float(p.params.tick)
+    on = ticks[ticks[:, 1] > 0, 0]
+    lo, hi = on, on + dt
+    t = lv["time"].to_numpy(dtype=float)
+    out["backlog_seconds"] = float(len(on) * dt)
+    for name, col, r in series:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = lv[col].to_numpy(dtype=float) / lv[f"{r}_capacity"].to_numpy(dtype=float)
+        u = np.nan_to_num(u)
+        # F(x) = integral of the step function u from t[0] to x
+        F_at = np.concatenate([[0.0], np.cumsum(u[:-1] * np.diff(t))])
+
+        def F(x: np.ndarray) -> np.ndarray:
+            i = np.clip(np.searchsorted(t, x, side="right") - 1, 0, len(t) - 1)
+            return F_at[i] + u[i] * (np.maximum(x, t[0]) - t[i])
+        area = float((F(hi) - F(lo)).sum())
+        out[name] = area / out["backlog_seconds"] if len(on) else float("nan")
+    return out
 
 
 def speculative_shares(policy: Any, *, single_instance_only: bool = True) -> dict[str, float]:
@@ -109,5 +144,7 @@ def rose_summary(result: Any) -> dict[str, float]:
         "placement_ge2_share": float(ge2.mean()) if len(ge2) else float("nan"),
         "upgrades": float(c.get("upgrades_promoted", 0) + c.get("upgrades_dequeued", 0)),
         "unfinished": s["instances_unfinished"],
+        "spec_failures": float(c.get("spec_failures", 0)),
     }
+    row.update(backlog_utilization(result))
     return row

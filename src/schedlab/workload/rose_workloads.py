@@ -30,10 +30,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from schedlab.cluster.spec import ClusterSpec, homogeneous_cluster
+from schedlab.cluster.spec import R_CPU, R_MEM, ClusterSpec, cluster_from_table, homogeneous_cluster
+from schedlab.workload.job import Workload
 from schedlab.workload.table import normalize_workload
 
-__all__ = ["rose_cluster", "w_rose_1", "w_rose_2", "usage_ratio_pairs", "UsageModel"]
+__all__ = ["rose_cluster", "rose_cluster_v2", "w_rose_1", "w_rose_1_v2", "w_rose_2",
+           "usage_ratio_pairs", "usage_steps", "UsageModel", "UsageSpread", "MACHINE_CLASSES"]
 
 UsageModel = Literal["synthetic", "google", "alibaba"]
 
@@ -142,10 +144,122 @@ def w_rose_1(seed: int = 0, *, scale: float = 1.0, n_machines: int | None = None
         rose_cluster(M)
 
 
+#: Machine capacity classes of the Google 2011 cell (machine_events, ADD at t = 0): shares of
+#: the normalized (cpu, mem) capacities 0.5/0.5 (53.5%), 0.5/0.25 (30.7%), 0.5/0.75 (8.0%),
+#: 1.0/1.0 (6.3%; the 1.5% of rarer classes is folded in here). Scaled so that 0.5 cpu is the
+#: spec's 32-core, 128 GB machine.
+MACHINE_CLASSES: tuple[tuple[float, float, float], ...] = (
+    (0.535, 32.0, 128.0), (0.307, 32.0, 64.0), (0.080, 32.0, 192.0), (0.078, 64.0, 256.0))
+
+
+def rose_cluster_v2(n_machines: int = 100, seed: int = 0, *, unhealthy_share: float = 0.05,
+                    unhealthy_speed: float = 0.5, spec_fail_prob: float = 0.1) -> ClusterSpec:
+    """W-ROSE-1 v2 machines (spec §7.4): the Google 2011 capacity classes of
+    :data:`MACHINE_CLASSES` (counts by largest remainder, shuffled with ``seed``), and
+    ``unhealthy_share`` of the machines unhealthy: they run at ``unhealthy_speed`` and the
+    speculative tasks they run fail with probability ``spec_fail_prob`` (attributes
+    ``unhealthy`` and ``spec_fail_prob``, applied by the NM model of the ROSE policies)."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 7]))
+    shares = np.array([c[0] for c in MACHINE_CLASSES])
+    raw = shares / shares.sum() * n_machines
+    counts = np.floor(raw).astype(int)
+    counts[np.argsort(-(raw - counts))[:n_machines - counts.sum()]] += 1
+    cls = rng.permutation(np.repeat(np.arange(len(MACHINE_CLASSES)), counts))
+    bad = np.zeros(n_machines, dtype=bool)
+    bad[rng.choice(n_machines, int(round(unhealthy_share * n_machines)), replace=False)] = True
+    df = pd.DataFrame({
+        "machine_id": [f"m{i}" for i in range(n_machines)],
+        "cpu": [MACHINE_CLASSES[c][1] for c in cls], "mem": [MACHINE_CLASSES[c][2] for c in cls],
+        "disk": 1.0, "net": 1.0, "speed": np.where(bad, unhealthy_speed, 1.0),
+        "unhealthy": bad, "spec_fail_prob": np.where(bad, spec_fail_prob, 0.0)})
+    return cluster_from_table(df, source="W-ROSE-1 v2 cluster", name=f"rose-v2-{n_machines}")
+
+
+def usage_steps(duration: np.ndarray, level_cpu: np.ndarray, level_mem: np.ndarray, seed: int,
+                *, seg: tuple[float, float] = (5.0, 60.0), spread: float = 0.5,
+                cap: float = 1.0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per task, piecewise-constant (cpu, mem) usage/request ratios around the task's levels
+    (spec §7.4): segments of U(``seg``) seconds of nominal runtime, each level the task's
+    ratio times U(1 - ``spread``, 1 + ``spread``), capped at ``cap`` (a container never
+    exceeds its request). Task ``i`` draws from its own stream ``(seed, i)``, so its pattern
+    does not depend on the other tasks. Returns ``(fractions, ratios)`` with ratios (k, 2)."""
+    out = []
+    for i, (d, c, m) in enumerate(zip(duration.tolist(), level_cpu.tolist(), level_mem.tolist())):
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 11, i]))
+        ends = np.cumsum(rng.uniform(seg[0], seg[1], max(1, int(np.ceil(d / seg[0])))))
+        starts = np.concatenate([[0.0], ends[ends < d][: max(0, len(ends) - 1)]])
+        f = rng.uniform(1.0 - spread, 1.0 + spread, (len(starts), 2))
+        lv = np.minimum(f * np.array([c, m]), cap)
+        out.append((starts / d, lv))
+    return out
+
+
+def _with_steps(df: pd.DataFrame, steps: list[tuple[np.ndarray, np.ndarray]], source: str):
+    """The workload of ``df`` whose cpu/mem usage follow ``steps`` (ratios of the request).
+
+    The constant ``cpu_used``/``mem_used`` columns are set to each task's progress-weighted
+    mean, which is what an engine without usage steps runs and what the AMs observe."""
+    frac_w = [np.diff(np.append(f, 1.0)) for f, _ in steps]
+    mean = np.array([w @ lv for w, (_, lv) in zip(frac_w, steps)])
+    df = df.copy()
+    df["cpu_used"] = df["cpu"].to_numpy() * mean[:, 0]
+    df["mem_used"] = df["mem"].to_numpy() * mean[:, 1]
+    wl = Workload.from_frame(normalize_workload(df, source=source, row_offset=0), source=source,
+                             validated=True)
+    if not hasattr(wl, "with_usage_steps"):        # engine without time-varying usage
+        return wl
+    req = wl.request
+    full = []
+    for t, (f, lv) in enumerate(steps):
+        u = np.repeat(wl.usage[t][None, :], len(f), axis=0)
+        u[:, R_CPU] = lv[:, 0] * req[t, R_CPU]
+        u[:, R_MEM] = lv[:, 1] * req[t, R_MEM]
+        full.append((f, u))
+    return wl.with_usage_steps(full)
+
+
+UsageSpread = Literal["constant", "pairs", "pairs+time"]
+
+
+def w_rose_1_v2(seed: int = 0, *, n_machines: int = 100, n_jobs: int = 300,
+                arrival_span: float = 600.0, usage: UsageModel = "google",
+                cpu_scale: float = 1.0, spread: UsageSpread = "pairs+time",
+                unhealthy_share: float = 0.05, disk_heavy: bool = False,
+                disk_share: float = 0.3, disk_request: float = 0.1, chunk: int = 10,
+                ratio_floor: float = 0.02):
+    """W-ROSE-1 v2 (spec §7.4): §5.5's 2-stage map -> reduce jobs on the heterogeneous,
+    partly unhealthy cluster of :func:`rose_cluster_v2`, with (cpu, mem) usage ratios drawn
+    jointly from real request/usage pairs (``usage``: Google 2011, or Alibaba 2018).
+
+    ``cpu_scale`` multiplies every CPU usage ratio (capped at 1): the C1 knob, chosen so that
+    B0's backlog-period CPU lands in the spec's 30-42%. ``spread`` sets the usage diversity of
+    the regime map: ``"constant"`` (every task uses the mean ratio pair, constant in time),
+    ``"pairs"`` (real pairs, constant in time) or ``"pairs+time"`` (real pairs with
+    :func:`usage_steps` around them; the default). ``disk_heavy`` (check R3): a share
+    ``disk_share`` of task rows request ``disk_request`` of a machine's disk bandwidth and
+    use U(0.3, 0.6) of it. Returns ``(Workload, ClusterSpec)``.
+    """
+    df, _ = w_rose_1(seed, n_machines=n_machines, n_jobs=n_jobs, arrival_span=arrival_span,
+                     usage=usage, disk_heavy=disk_heavy, disk_share=disk_share,
+                     disk_request=disk_request, chunk=chunk, ratio_floor=ratio_floor)
+    ratio = np.column_stack([df["cpu_used"] / df["cpu"], df["mem_used"] / df["mem"]])
+    ratio[:, 0] = np.minimum(ratio[:, 0] * cpu_scale, 1.0)
+    if spread == "constant":
+        ratio[:] = ratio.mean(axis=0)
+    dur = df["duration"].to_numpy(dtype=float)
+    if spread == "pairs+time":
+        steps = usage_steps(dur, ratio[:, 0], ratio[:, 1], seed)
+    else:
+        steps = [(np.zeros(1), r[None, :]) for r in ratio]
+    src = f"W-ROSE-1v2(seed={seed},usage={usage},spread={spread},cpu_scale={cpu_scale:g})"
+    wl = _with_steps(df, steps, src)
+    return wl, rose_cluster_v2(n_machines, seed, unhealthy_share=unhealthy_share)
+
+
 def w_rose_2(seed: int = 0, *, n_machines: int = 100, n_requests: int | None = None,
              burst_start: float = 20.0, burst: float = 10.0, tasks_per_job: int = 20,
-             preload_duration: float = 400.0, usage: UsageModel = "synthetic",
-             ratio_floor: float = 0.02) -> tuple[pd.DataFrame, ClusterSpec]:
+             preload_duration: float = 400.0, preload_usage: float = 0.36,
+             usage: UsageModel = "synthetic", ratio_floor: float = 0.02) -> tuple[pd.DataFrame, ClusterSpec]:
     """W-ROSE-2 (spec §5.5): a cluster pre-loaded to 97% allocation and ~35% physical use,
     then ``n_requests`` (default 20 per machine, 2,000 for 100 machines) single-instance
     tasks within ``burst`` seconds.
@@ -153,13 +267,15 @@ def w_rose_2(seed: int = 0, *, n_machines: int = 100, n_requests: int | None = N
     The pre-load is one job of 8 containers per machine of 3.88 cores / 15.52 GB
     (8 x 3.88 = 31.04 of 32 cores = 97%; a ninth does not fit) using 36% of their request,
     running ``preload_duration`` seconds, so no burst task (>= 1 core) fits as regular work.
+    ``preload_usage`` (the pre-load's usage/request ratio, spec: about 35% physical use) is
+    the C1 knob of spec §7.4, set on B1's excluded / rescheduled / first-try shares.
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
     M = n_machines
     N = n_requests if n_requests is not None else 20 * M
     pre = {"job_id": "preload", "task_id": "pre", "submit_time": 0.0, "instances": 8 * M,
-           "duration": preload_duration, "cpu": 3.88, "mem": 15.52, "cpu_used": 3.88 * 0.36,
-           "mem_used": 15.52 * 0.36, "stage": "preload", "parents": ""}
+           "duration": preload_duration, "cpu": 3.88, "mem": 15.52, "cpu_used": 3.88 * preload_usage,
+           "mem_used": 15.52 * preload_usage, "stage": "preload", "parents": ""}
     n_jobs = int(np.ceil(N / tasks_per_job))
     arrive = np.sort(rng.uniform(burst_start, burst_start + burst, n_jobs))
     job = np.repeat(np.arange(n_jobs), tasks_per_job)[:N]

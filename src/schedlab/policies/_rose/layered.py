@@ -26,6 +26,17 @@ Time advances in policy ticks of ``tick`` seconds (one timer, ``"tick"``). On ea
 5. **Speculative dispatch** (subclass: ROSE's candidate list, B1's RM opportunistic
    allocation, B2's random or batch-sampling placement).
 
+Faults and measurement (every policy):
+
+* **Unhealthy machines.** A machine whose cluster attribute ``spec_fail_prob`` is positive
+  (W-ROSE-1 v2, spec §7.4) fails each speculative task it runs with that probability, at a
+  uniform point of the task's runtime there (outcome ``failed``, requeued, a TBAMR penalty).
+  The fault is drawn from its own stream, so ROSE and its baselines see the same process.
+* **Backlog period** (R1/R3 metric of spec §7.4): every tick records whether the RM holds
+  pending regular requests: instances that are ready and not running as regular
+  containers. With upgrades (ROSE) a task queued or running speculatively keeps its
+  regular request open, so it counts too.
+
 Subclasses choose the dispatch; everything else is shared so that only placement and
 timeliness differ between ROSE and the baselines (as the spec asks for B1).
 """
@@ -65,7 +76,8 @@ class SpeculativeParams(LayeredParams):
     theta_kill: tuple[float, float, float, float] = (0.95, 0.92, 0.95, 0.95)
     Q_max: int = Field(20, ge=1)
     N_spec_max: int = Field(20, ge=1)
-    rho_max: float = Field(0.5, gt=0)
+    rho_max: float = Field(1.0, gt=0, description="cap on the requests of running speculative tasks, "
+                           "a fraction of capacity (spec §7.4: 1.0, was 0.5)")
     tau_c: float = Field(1.0, gt=0)
     T_throttle: float = Field(3.0, ge=0)
     spec_launch_delay: float = Field(0.0, ge=0, description="NM process start-up for a speculative task (s)")
@@ -166,7 +178,7 @@ class LayeredPolicy(Policy):
             "regular_grants": 0, "spec_requests": 0, "spec_rejected_queue_full": 0,
             "spec_rejected_overloaded": 0, "spec_enqueued": 0, "spec_launched": 0,
             "spec_kills": 0, "spec_timeouts": 0, "spec_rescheduled": 0, "upgrades_promoted": 0,
-            "upgrades_dequeued": 0, "spec_excluded": 0}
+            "upgrades_dequeued": 0, "spec_excluded": 0, "spec_failures": 0}
         self.task_sent = np.zeros(T, dtype=np.int64)
         self.task_excluded = np.zeros(T, dtype=bool)
         self.task_rescheduled = np.zeros(T, dtype=bool)
@@ -183,6 +195,14 @@ class LayeredPolicy(Policy):
         self._job_pen: dict[int, dict[int, int]] = {}
         self._ratio_key = -1.0
         self._ratio_val = np.ones((J, w.request.shape[1]))
+        self.backlog_ticks: list[tuple[float, bool]] = []
+        attrs = getattr(cluster, "attrs", None)
+        fail = (attrs["spec_fail_prob"].to_numpy(dtype=float)
+                if attrs is not None and "spec_fail_prob" in attrs.columns else np.zeros(M))
+        self._fail_prob = fail
+        self._fail_rng = np.random.default_rng(np.random.SeedSequence([int(rng.integers(2**32)), 17]))
+        self._fail_seen: set[int] = set()
+        self._fail_at: dict[int, float] = {}       # gid -> time its speculative task fails
         if self.speculates:
             # per-machine limits of rules A/B (capacities are fixed for a run)
             sp = self.params
@@ -227,6 +247,9 @@ class LayeredPolicy(Policy):
         st = TickState(self, view)
         if self.speculates:
             self._scan(view, st)
+            if self._fail_at:
+                self._fail_due(st)
+        self._record_backlog(st)
         self.observe(view, st)
         self._rm_round(view, st)
         if self.speculates:
@@ -288,13 +311,39 @@ class LayeredPolicy(Policy):
                 st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
                 np.add.at(st.spec_req, ms, self.workload.request[ts] * cs[:, None])
                 spec_on = st.spec_on
+                faulty = self._fail_prob.any()
                 for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
                                           rg.start_time[sel].tolist()):
+                    if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
+                        self._draw_fault(m, g, t, s0, view)
                     lst = spec_on.get(m)
                     if lst is None:
                         spec_on[m] = [[g, t, c, s0]]
                     else:
                         lst.append([g, t, c, s0])
+
+    def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
+        self._fail_seen.add(g)
+        u = self._fail_rng.random(2)
+        if u[0] < self._fail_prob[m]:
+            run = self.workload.duration[t] / max(float(view.speed[m]), 1e-9)
+            self._fail_at[g] = start + u[1] * run
+
+    def _fail_due(self, st: TickState) -> None:
+        """Speculative tasks of unhealthy machines whose failure time has come."""
+        for m, lst in list(st.spec_on.items()):
+            for g in list(lst):
+                due = self._fail_at.get(g[0])
+                if due is not None and due <= st.now:
+                    del self._fail_at[g[0]]
+                    self._end_spec(st, m, g, outcome="failed", reason="unhealthy machine: speculative task failed")
+                    self.counters["spec_failures"] += g[2]
+
+    def _record_backlog(self, st: TickState) -> None:
+        held = bool((st.pend > 0).any())
+        if not held and self.upgrades and self.speculates:
+            held = bool(st.qm) or any(st.spec_on.values())
+        self.backlog_ticks.append((st.now, held))
 
     def _am_delay(self, j: int, now: float) -> float:
         p = self.params
@@ -453,20 +502,24 @@ class LayeredPolicy(Policy):
         if not lst:
             return False
         g = max(lst, key=lambda g: (g[3], g[0]))      # most recently started
-        lst.remove(g)
+        self._end_spec(st, m, g, outcome="killed", reason=reason)
+        self.counters["spec_kills"] += g[2]
+        return True
+
+    def _end_spec(self, st: TickState, m: int, g: list[Any], *, outcome: str, reason: str) -> None:
+        """End running speculative group ``g`` on ``m`` (requeued; a TBAMR penalty for ``m``)."""
+        st.spec_on[m].remove(g)
         gid, t, c, _ = g
         w = self.workload
-        st.actions.append(Preempt(gid, outcome="killed", requeue=True, reason=reason))
+        st.actions.append(Preempt(gid, outcome=outcome, requeue=True, reason=reason))
         st.used[m] -= w.usage[t] * c
         st._load = None
         st.spec_n[m] -= c
         st.spec_req[m] -= w.request[t] * c
         st.pend[t] += c
-        self.counters["spec_kills"] += c
         self.task_rescheduled[t] = True
         pen = self._job_pen.setdefault(int(w.job[t]), {})
         pen[m] = pen.get(m, 0) + c
-        return True
 
     def _kill_until(self, st: TickState, m: int, done, *, reason: str) -> None:
         while not done():
