@@ -61,8 +61,10 @@ CAL_TOL = 0.20
 #: the demand-scale grid of the search; the duration scale is bisected for each value.
 DEMAND_GRID = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0)
 SHARES = (0.10, 0.20, 0.30, 0.40)
-#: regime map: multipliers of the calibrated duration scales (congestion levels).
-CONGESTION = (0.5, 0.75, 1.0, 1.25, 1.5)
+#: regime map: multipliers of the calibrated duration scales (congestion levels). At 0.1
+#: most jobs end before the next ones arrive (5 s apart); above 0.5 the whole time axis
+#: just stretches, small-job waits and run times alike.
+CONGESTION = (0.1, 0.25, 0.5, 1.0, 1.5)
 SWIM = {"year": 2009, "n_jobs": 200, "time_scale": 20.0}
 #: A congestion yardstick per workload: the paper's Capacity wait of one job (§3.9).
 REF_JOB = {"spark": 7, "mr": 9}
@@ -426,7 +428,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/dress",
     if stored is None:
         notes.append("no stored calibration: run `schedlab calibrate dress --save`; the "
                      "workloads ran with unit scales")
-    congestion = (0.5, 1.0, 1.5) if quick else CONGESTION
+    congestion = (0.25, 1.0, 1.5) if quick else CONGESTION
 
     def spec(kind: str, seed: int, policy: str, **kw) -> DressRun:
         d, r = scales[kind]
@@ -598,18 +600,26 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/dress",
 
 
 def _mechanism(comp, main, jobs, acc, regime) -> str:
-    """A measured mechanism for S1: small jobs' Capacity wait against their DRESS wait."""
+    """A measured mechanism for S1: small jobs' waits and run times (JCT − wait) under
+    Capacity and DRESS. The small-job JCT change is (wait_D + run) / (wait_C + run) − 1, so
+    it is set by how long small jobs run compared with how long Capacity makes them wait."""
     parts = []
     for k in KINDS:
-        cap = _mean([jobs(main[k, "capacity", s]).query("size == 'small'")["wait"].mean()
-                     for s in acc])
-        dr = _mean([jobs(main[k, "dress", s]).query("size == 'small'")["wait"].mean()
-                    for s in acc])
-        sf = _mean([jobs(main[k, "small-first", s]).query("size == 'small'")["wait"].mean()
-                    for s in acc])
-        parts.append(f"{NAMES[k]} small-job mean wait: Capacity {cap:.0f} s, DRESS {dr:.0f} s, "
-                     f"small-first reference {sf:.0f} s")
-    return "mechanism: " + "; ".join(parts)
+        def small(pol: str, col: str) -> float:
+            return _mean([jobs(main[k, pol, s]).query("size == 'small'")
+                          .eval("jct - wait" if col == "run" else col).mean() for s in acc])
+        parts.append(f"{NAMES[k]} small jobs: Capacity wait {small('capacity', 'wait'):.0f} s,"
+                     f" DRESS wait {small('dress', 'wait'):.0f} s, small-first reference wait "
+                     f"{small('small-first', 'wait'):.0f} s; run time (JCT - wait) "
+                     f"{small('capacity', 'run'):.0f} s under Capacity")
+    lo = regime.loc[regime["duration_multiplier"].idxmin()]
+    return ("mechanism: " + "; ".join(parts) + ". The paper's Job 7 (Spark) waits 304.7 s "
+            "under Capacity and 28.9 s under DRESS for a -51.2% JCT change, which implies it "
+            "runs about 234 s; here small jobs run far shorter than they wait, so removing "
+            "the wait removes most of their JCT. Regime map: at the lowest congestion "
+            f"(duration x{lo['duration_multiplier']:g}, Capacity mean wait "
+            f"{lo['capacity_mean_wait']:.0f} s) the small-job change is "
+            f"{_pct(lo['small_jct_change'])}")
 
 
 def _checks(comp, comp_sf, mixed_red, shares_df, fcfs, reo, est_df, n_seeds) -> list[Check]:
