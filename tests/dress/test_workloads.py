@@ -71,3 +71,28 @@ def test_mixed_shares_use_common_random_numbers():
                                       hi[hi.job_id == j].reset_index(drop=True))
     flipped = sorted(small[0.4] - small[0.1])                  # same position, other class
     assert all(lo.loc[lo.job_id == j, "size"].iloc[0] == "large" for j in flipped)
+
+
+@pytest.mark.parametrize("gen", [spark_workload, mr_workload])
+def test_calibration_knobs_scale_durations_and_large_demand_only(gen):
+    # Knobs act after the random draws: the same jobs, durations x1.7, large widths x2.5.
+    base, scaled = gen(11), gen(11, duration_scale=1.7, demand_scale=2.5, interval=10.0)
+    assert list(base.task_id) == list(scaled.task_id)
+    np.testing.assert_allclose(scaled["duration"], base["duration"] * 1.7)
+    wb = base.groupby(["job_id", "stage"])["instances"].sum().groupby(level=0).max()
+    ws = scaled.groupby(["job_id", "stage"])["instances"].sum().groupby(level=0).max()
+    small = sorted(small_job_ids(base))
+    assert sorted(small_job_ids(scaled)) == small
+    assert (ws[small] == wb[small]).all()
+    large = wb.index.difference(small)
+    assert (abs(ws[large] - 2.5 * wb[large]) <= 1.5).all() and ws[large].min() >= 37
+    sub = scaled.groupby("job_id")["submit_time"].first().to_numpy()
+    assert np.array_equal(sub, np.arange(20) * 10.0)
+
+
+def test_mixed_inherits_each_kinds_scales():
+    base = mixed_workload(2, small_share=0.2)
+    scaled = mixed_workload(2, small_share=0.2, scales={"spark": (2.0, 1.0), "mr": (0.5, 1.0)})
+    ratio = (scaled["duration"] / base["duration"]).groupby(base["kind"]).agg(["min", "max"])
+    assert ratio.loc["spark"].tolist() == pytest.approx([2.0, 2.0])
+    assert ratio.loc["mr"].tolist() == pytest.approx([0.5, 0.5])

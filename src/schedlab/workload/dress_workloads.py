@@ -18,6 +18,14 @@ draws per container (:class:`schedlab.policies._dress_estimators.StartupDelay`).
 HiBench profiles (:data:`PROFILES`) give each benchmark's phase structure as relative
 phase widths (the widest phase is 1.0 = r_i). Durations follow the spec: per job a median
 m ~ U(20, 60) s, each phase's task duration log-normal around m with CV 0.1.
+
+Calibration knobs (spec §7.3, C1). ``duration_scale`` multiplies every task duration and
+``demand_scale`` multiplies the container demand r of the *large* jobs (15-60 containers
+before scaling). Small jobs keep 2-9 containers: the paper defines them as jobs of fewer
+than 10 containers, so scaling them would move jobs across the SD/LD line. Both knobs are
+applied after every random draw, so for one seed the jobs (benchmark, phases, skew rows,
+relative durations) are the same at every knob value. The stored values come from
+``schedlab calibrate dress`` (:func:`schedlab.reproduce.dress.calibrate`).
 """
 from __future__ import annotations
 
@@ -108,7 +116,8 @@ def _widths(rng: np.random.Generator, ratios: list[float], r: int) -> list[int]:
 
 
 def _one_job(rng: np.random.Generator, i: int, *, kind: str, small: bool,
-             reduce_width: float | None = None) -> list[dict]:
+             reduce_width: float | None = None, duration_scale: float = 1.0,
+             demand_scale: float = 1.0, interval: float = INTERVAL) -> list[dict]:
     names = SPARK_BENCHMARKS if kind == "spark" else MR_BENCHMARKS
     bench = str(names[int(rng.integers(len(names)))])
     ratios = PROFILES[bench][kind]
@@ -121,9 +130,9 @@ def _one_job(rng: np.random.Generator, i: int, *, kind: str, small: bool,
         else:
             ratios = ratios[:2]                           # map → reduce
     else:
-        r = int(rng.integers(15, 61))                     # 15-60 containers
-    median = float(rng.uniform(20.0, 60.0))
-    return job_rows(rng, job_id=f"J{i + 1:02d}", submit=i * INTERVAL,
+        r = max(1, int(round(int(rng.integers(15, 61)) * demand_scale)))   # 15-60 × scale
+    median = float(rng.uniform(20.0, 60.0)) * duration_scale
+    return job_rows(rng, job_id=f"J{i + 1:02d}", submit=i * interval,
                     widths=_widths(rng, ratios, r), median=median, benchmark=bench, kind=kind,
                     size="small" if small else "large")
 
@@ -133,18 +142,23 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def spark_workload(seed: int = 0, *, n_jobs: int = N_JOBS,
-                   small_ids: tuple[int, ...] = SPARK_SMALL_IDS) -> pd.DataFrame:
-    """W-DRESS-Spark: 20 Spark-on-YARN jobs 5 s apart; small jobs at ``small_ids``."""
+                   small_ids: tuple[int, ...] = SPARK_SMALL_IDS, duration_scale: float = 1.0,
+                   demand_scale: float = 1.0, interval: float = INTERVAL) -> pd.DataFrame:
+    """W-DRESS-Spark: 20 Spark-on-YARN jobs ``interval`` (5) s apart; small jobs at
+    ``small_ids``; knobs as in the module docstring."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 3001]))
     rows = []
     for i in range(n_jobs):
-        rows += _one_job(rng, i, kind="spark", small=(i + 1) in small_ids)
+        rows += _one_job(rng, i, kind="spark", small=(i + 1) in small_ids,
+                         duration_scale=duration_scale, demand_scale=demand_scale,
+                         interval=interval)
     return _frame(rows)
 
 
 def mr_workload(seed: int = 0, *, n_jobs: int = N_JOBS,
                 small_ids: tuple[int, ...] = MR_SMALL_IDS,
-                reduce_width: float | None = None) -> pd.DataFrame:
+                reduce_width: float | None = None, duration_scale: float = 1.0,
+                demand_scale: float = 1.0, interval: float = INTERVAL) -> pd.DataFrame:
     """W-DRESS-MR: 20 MapReduce jobs (map → reduce; PageRank/NWeight: 4 phases).
 
     Reduce phases take the :data:`PROFILES` widths (0.1-0.5 of the map phase, like the
@@ -157,12 +171,13 @@ def mr_workload(seed: int = 0, *, n_jobs: int = N_JOBS,
     rows = []
     for i in range(n_jobs):
         rows += _one_job(rng, i, kind="mr", small=(i + 1) in small_ids,
-                         reduce_width=reduce_width)
+                         reduce_width=reduce_width, duration_scale=duration_scale,
+                         demand_scale=demand_scale, interval=interval)
     return _frame(rows)
 
 
-def mixed_workload(seed: int = 0, *, small_share: float = 0.2,
-                   n_jobs: int = N_JOBS) -> pd.DataFrame:
+def mixed_workload(seed: int = 0, *, small_share: float = 0.2, n_jobs: int = N_JOBS,
+                   scales: dict[str, tuple[float, float]] | None = None) -> pd.DataFrame:
     """W-DRESS-Mixed: MR and Spark jobs (each kind with probability 1/2) with
     ``round(small_share · n_jobs)`` small jobs among ids 4..n_jobs (the cluster is busy
     from about job 4 on, as in the paper's examples).
@@ -173,6 +188,9 @@ def mixed_workload(seed: int = 0, *, small_share: float = 0.2,
     also small at 20%, 30% and 40%, and everything else stays the same, so comparing
     shares isolates the effect of the share (fewer large jobs, more contention for the SD
     pool) from the luck of where the small jobs land in the queue.
+
+    ``scales`` maps a kind ("spark", "mr") to its calibrated (duration_scale, demand_scale):
+    each job inherits the scales of its own kind (spec §7.3).
     """
     n_small = int(round(small_share * n_jobs))
     order = np.random.default_rng(np.random.SeedSequence([seed, 3003])).permutation(
@@ -184,7 +202,9 @@ def mixed_workload(seed: int = 0, *, small_share: float = 0.2,
                                           np.random.SeedSequence([seed, 3003, i]).spawn(3))
         kind = "spark" if kind_rng.random() < 0.5 else "mr"
         is_small = (i + 1) in small
-        rows += _one_job(small_rng if is_small else large_rng, i, kind=kind, small=is_small)
+        dur, dem = (scales or {}).get(kind, (1.0, 1.0))
+        rows += _one_job(small_rng if is_small else large_rng, i, kind=kind, small=is_small,
+                         duration_scale=dur, demand_scale=dem)
     return _frame(rows)
 
 
