@@ -76,3 +76,21 @@ def test_vectorised_victim_search_matches_reference(fast, ref):
     b = _attempts(ref(ref.Params()))
     assert (a.outcome != 0).sum() > 0             # the searches actually ran and evicted
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+
+
+@pytest.mark.parametrize("module", ["natjam", "clr"])
+def test_skipping_tasks_that_fit_nowhere_changes_nothing(module, monkeypatch):
+    """``next_candidate`` jumps over pending tasks that cannot act; the run must equal the
+    one that visits every pending task (the skip replaced by the identity)."""
+    import importlib
+    mod = importlib.import_module(f"schedlab.policies.{module}")
+
+    def run():
+        return schedlab.simulate(drs_jobs(30, 10, rate=100, seed=4, size_scale=20),
+                                 drs_cluster_2(8), module, seed=4).attempts
+
+    fast = run()
+    monkeypatch.setattr(mod, "next_candidate", lambda reqs, i, top, failed: i)
+    slow = run()
+    pd.testing.assert_frame_equal(fast, slow)
+    assert (fast["outcome"] != 0).any()     # the cluster is overloaded: victims were taken

@@ -89,10 +89,13 @@ def add_deadlines(df: pd.DataFrame, rng: np.random.Generator, *,
 
 
 def drs_jobs(a: int, m: int, *, rate: float, seed: int = 0, sizes: str = "lognormal",
-             sigma: float = 0.6, median: float = 0.1) -> pd.DataFrame:
+             sigma: float = 0.6, median: float = 0.1, size_scale: float = 1.0) -> pd.DataFrame:
     """``a`` jobs of ``m`` tasks submitted at a fixed ``rate`` (jobs/s), spec 2.4 [R] defaults.
 
     ``sizes="bimodal"`` draws every task size from {100 ms, 400 ms} with equal odds (D6).
+    ``size_scale`` multiplies every size (spec 7.5's calibrated knob; the bimodal sizes keep
+    their 1:4 ratio). The random draws do not depend on it, so scaled workloads differ only
+    in their sizes and deadlines.
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, a, m, int(rate * 1000), 7]))
     rows = []
@@ -104,6 +107,7 @@ def drs_jobs(a: int, m: int, *, rate: float, seed: int = 0, sizes: str = "lognor
             dur = rng.choice([0.1, 0.4], m)
         else:
             dur = median * np.exp(sigma * rng.standard_normal(m))
+        dur = dur * size_scale
         if cpu_heavy:
             cpu, mem = rng.uniform(0.5, 2.0, m), rng.uniform(0.5, 1.0, m)
         else:
