@@ -476,11 +476,15 @@ def google_task_parts(root: Path | None = None, n_parts: int = 10) -> list[Path]
 
 
 def google_hybrid(seed: int = 0, *, task_fraction: float = 0.147, hours: float = 14.0,
-                  root: Path | None = None, max_runtime: float | None = None,
+                  start: float = 0.0, root: Path | None = None, max_runtime: float | None = None,
                   n_parts: int = 10, mem_scale: float | None = None,
                   n_machines: int = 125) -> HybridWorkload:
     """The real Google 2011 task_events excerpt on a 125-machine sampled cluster.
 
+    The window is ``[start, start + hours)`` seconds of trace time (tasks submitted in it,
+    their submit times shifted by ``start``); the sample sizes are ``task_fraction`` and
+    ``n_machines``; the trace directory is ``root``: all are parameters, so another window
+    or excerpt runs unchanged. ``seed`` draws both the job sample and the machine sample.
     Tasks scheduled at least once in the first ``n_parts`` parts (≈14.1 h) are kept; a
     random ``task_fraction`` of *jobs* (hash-free: uniform with the seed) is kept so that
     the number of tasks is about the paper's 68,000 (0.147 × 464k). Each task's submit is
@@ -498,7 +502,9 @@ def google_hybrid(seed: int = 0, *, task_fraction: float = 0.147, hours: float =
         msg = f"no Google 2011 task_events parts under {root}"
         raise FileNotFoundError(msg)
     tasks = _read_google_tasks(parts)
-    tasks = tasks[tasks["submit"] < hours * 3600.0]
+    sub = tasks["submit"].to_numpy(dtype=float)
+    tasks = tasks[(sub >= start) & (sub < start + hours * 3600.0)].copy()
+    tasks["submit"] -= start
     rng = np.random.default_rng(np.random.SeedSequence([seed, 20110]))
     jobs = tasks["job_id"].unique()
     keep_jobs = jobs[rng.random(len(jobs)) < task_fraction]
@@ -517,6 +523,7 @@ def google_hybrid(seed: int = 0, *, task_fraction: float = 0.147, hours: float =
                                     / "part-00000-of-00001.csv.gz")
     info = {"workload": "Google-2011", "seed": seed, "tasks": len(frame),
             "task_fraction": task_fraction, "parts": len(parts), "mem_scale": mem_scale,
+            "start": start, "hours": hours, "n_machines": n_machines,
             "offered_cpu_load": float(runtime.sum() * CORE / (hours * 3600.0)
                                       / cluster.capacity[:, 0].sum())}
     return HybridWorkload(frame, cluster, info)
