@@ -69,7 +69,7 @@ READINGS: dict[str, tuple[dict, dict]] = {
     "memory: memory-blind placement": ({"memory_aware": False}, {"memory_aware": False}),
 }
 #: calibration seeds used for the readings' comparison (C2; fewer than 5 for the budget)
-TUNING_SEEDS = 3
+TUNING_SEEDS = 2
 #: workload builders' keyword arguments per scale and workload
 SCENARIOS: dict[str, dict[str, dict[str, Any]]] = {
     "full": {"W-HYB-1": {"scale": 1.0, "hours": 15.0},
