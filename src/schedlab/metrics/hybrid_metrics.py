@@ -53,6 +53,16 @@ def hybrid_metrics(result: Any, *, low_class: int = 0, high_class: int = 9,
     ``low_share_max``. ``slot_busy`` is the time-averaged share of slots occupied during
     ``[0, window]`` (default: the last submit time), the regime indicator of spec §4.4
     ("slots about 95-105% busy under PRI").
+
+    Mechanism measurements (issue 21 item 5): ``evicted_tasks`` (distinct instances with a
+    priority eviction); ``lower_regular_mean`` / ``lower_regular_median`` (running regular
+    instances of lower priority than the evictor at each priority eviction, recorded by the
+    policy; NaN if it does not record them); ``sticky_completions`` and
+    ``sticky_turnover`` (per second of ``window``); ``sticky_hold_mean`` (seconds a label
+    is held per sticky run); ``sticky_label_time_low_share`` (share of label-seconds held
+    by classes ≤ ``low_share_max``) and ``sticky_label_time_c<k>`` per class;
+    ``sticky_to_evicted_share`` (share of sticky runs given to an instance that had been
+    evicted before, by priority or memory).
     """
     w = result.sim.w
     inst = per_instance(result.attempts)
@@ -86,7 +96,13 @@ def hybrid_metrics(result: Any, *, low_class: int = 0, high_class: int = 9,
     def mean(x: np.ndarray) -> float:
         return float(x.mean()) if len(x) else float("nan")
 
+    mech = _sticky_mechanism(inst, key, prio, sticky_runs, outcome, horizon, low_share_max)
+    lower = getattr(getattr(result.sim, "policy", None), "lower_regular_at_eviction", None)
+    lower = np.asarray(lower if lower is not None else [], dtype=float)
     return {
+        **mech,
+        "lower_regular_mean": mean(lower),
+        "lower_regular_median": float(np.median(lower)) if len(lower) else float("nan"),
         "tasks": float(n_inst),
         "completed": float(done.sum()),
         "NE_priority": float(pe.sum()),
@@ -107,3 +123,31 @@ def hybrid_metrics(result: Any, *, low_class: int = 0, high_class: int = 9,
         "unfinished": float(n_inst - done.sum()
                             - ((outcome == _PREEMPTED) | (outcome == _DROPPED)).sum()),
     }
+
+
+def _sticky_mechanism(inst: pd.DataFrame, key: np.ndarray, prio: np.ndarray,
+                      sticky_runs: np.ndarray, outcome: np.ndarray, horizon: float,
+                      low_share_max: int) -> dict[str, float]:
+    """Who holds the sticky labels, for how long, and whether they go to evicted tasks."""
+    start = inst["start_time"].to_numpy(dtype=float)
+    end = inst["end_time"].to_numpy(dtype=float)
+    hold = (end - start)[sticky_runs]
+    total = float(hold.sum())
+    out: dict[str, float] = {
+        "sticky_completions": float((sticky_runs & (outcome == _COMPLETED)).sum()),
+        "sticky_hold_mean": float(hold.mean()) if len(hold) else float("nan"),
+        "sticky_label_time_low_share": (float(hold[prio[sticky_runs] <= low_share_max].sum())
+                                        / total if total > 0 else float("nan")),
+    }
+    out["sticky_turnover"] = out["sticky_completions"] / horizon if horizon > 0 else np.nan
+    for c in np.unique(prio[sticky_runs]):
+        out[f"sticky_label_time_c{int(c)}"] = float(hold[prio[sticky_runs] == c].sum()) / total
+    # first eviction (any cause) of every instance that has one
+    ev = (outcome == _EVICTED) | (outcome == _KILLED)
+    first_ev: dict[int, float] = pd.Series(end[ev]).groupby(key[ev]).min().to_dict()
+    if sticky_runs.any():
+        before = np.array([first_ev.get(int(k), np.inf) for k in key[sticky_runs]])
+        out["sticky_to_evicted_share"] = float((before <= start[sticky_runs] + 1e-9).mean())
+    else:
+        out["sticky_to_evicted_share"] = float("nan")
+    return out

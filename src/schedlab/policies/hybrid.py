@@ -38,6 +38,9 @@ class HybridPolicy(PriorityPolicy):
     Departures from the spec
         As PRI (continuous CPU sharing; ticks without change are skipped). An optional
         ``eviction_limit`` (default None, the paper's HYBRID has none) makes HYBRID-k.
+        The other readings of spec §4.6 items 2, 3, 6 and of the memory rule are options
+        (``sticky_evicts``, ``regular_order``, ``powerful_slots``, ``memory_aware``),
+        compared on calibration seeds only; the defaults are the spec's.
     """
 
     name = "hybrid"
@@ -47,6 +50,12 @@ class HybridPolicy(PriorityPolicy):
         #: Number of sticky (non-evictable) slot labels; 200 = 6.5% of 3,072.
         sticky_slots: int = 200
         eviction_limit: int | None = None
+        #: Spec §4.6 item 2: the sticky phase never evicts (spec, False). True: with no
+        #: free slot it evicts a lower-priority regular task for the FCFS head.
+        sticky_evicts: bool = False
 
     def _sticky_slots(self) -> int:
         return self.params.sticky_slots
+
+    def _sticky_evicts(self) -> bool:
+        return self.params.sticky_evicts

@@ -43,6 +43,9 @@ class _SlotParams(PolicyParams):
     memory_aware: bool = True
     #: Do memory-overrun evictions count toward the PRI-k eviction limit?
     limit_counts_memory: bool = False
+    #: Spec §4.6 item 3: the regular phase orders equal priorities by "first" arrival
+    #: (spec) or by "last" entry into the queue (a requeued task goes behind).
+    regular_order: Literal["first", "last"] = "first"
 
 
 def _powerful(cluster) -> np.ndarray:
@@ -140,6 +143,12 @@ class PriorityPolicy(Policy):
         self._regular = np.zeros(0, dtype=np.int64)
         self._pmax = int(self.prio.max()) if len(self.prio) else 0
         self._rank_span = int(workload.n_tasks) + 1
+        # order of the last requeue of every task (-1: never), for regular_order="last"
+        self._requeue_rank = np.full(workload.n_tasks, -1, dtype=np.int64)
+        self._requeues = 0
+        #: per priority eviction: running regular instances of lower priority than the
+        #: evictor (the choice the victim rule had), a mechanism measurement
+        self.lower_regular_at_eviction: list[int] = []
 
     def timers(self) -> dict[str, float]:
         return {"tick": self.params.unit_time} if self.params.unit_time > 0 else {}
@@ -156,6 +165,9 @@ class PriorityPolicy(Policy):
 
     def _limit(self) -> int | None:
         return self.params.eviction_limit
+
+    def _sticky_evicts(self) -> bool:
+        return False
 
     # --------------------------------------------------------------- decide
     def decide(self, view):
@@ -186,7 +198,7 @@ class PriorityPolicy(Policy):
         reg = self._regular = reg[view.running_count[reg] > 0]
         min_regular = int(self.prio[reg].min()) if len(reg) else np.iinfo(np.int64).max
         placed_regular: list[int] = []
-        # ---- sticky phase: FCFS by first arrival, never evicts
+        # ---- sticky phase: FCFS by first arrival, never evicts (unless _sticky_evicts)
         placed_n = np.zeros(len(pend), dtype=np.int64)
         if self._sticky_slots() > 0:
             n_sticky = self._n_sticky(view, snap)
@@ -194,9 +206,12 @@ class PriorityPolicy(Policy):
             if room > 0 and (free > 0).any():
                 placed_n = self._fill(pend, pending[pend].astype(np.int64), free, mem_free,
                                       room, actions, sticky=True, reason="sticky FCFS")
-                if self._single:
-                    self._sticky_tasks = np.concatenate([self._sticky_tasks,
-                                                         pend[placed_n > 0]])
+            if self._sticky_evicts() and room > placed_n.sum():
+                self._sticky_through_eviction(pend, pending[pend] - placed_n, placed_n,
+                                              room - int(placed_n.sum()), snap, actions,
+                                              mem_free)
+            if room > 0 and self._single:
+                self._sticky_tasks = np.concatenate([self._sticky_tasks, pend[placed_n > 0]])
         # ---- regular phase: priority desc, first arrival asc
         want = pending[pend] - placed_n
         keep = want > 0
@@ -206,8 +221,13 @@ class PriorityPolicy(Policy):
         # priority descending, then first arrival: ready_rank is the order in which tasks
         # became ready (first arrival; requeued tasks keep it), so one int64 key sorts
         # exactly as lexsort((ready_time, -priority)) and faster
-        key = (self._pmax - self.prio[rest]) * self._rank_span + view.ready_rank[rest]
-        perm = np.argsort(key)
+        if self.params.regular_order == "first":
+            key = (self._pmax - self.prio[rest]) * self._rank_span + view.ready_rank[rest]
+            perm = np.argsort(key)
+        else:
+            req = self._requeue_rank[rest]
+            last = np.where(req >= 0, self._rank_span + req, view.ready_rank[rest])
+            perm = np.lexsort((last, -self.prio[rest]))
         order, want = rest[perm], want[perm]
         limit = self._limit()
         for i in range(len(order)):
@@ -232,24 +252,9 @@ class PriorityPolicy(Policy):
                 if g < 0:
                     exhausted = True    # nothing of lower priority runs: true for all later tasks
                     break
-                gid = int(rg.gid[g])
-                victim = int(rg.task[g])
-                m = int(rg.machine[g])
-                left[g] -= 1
-                self.priority_evictions[victim] += 1
-                n_ev = self.priority_evictions[victim]
-                if limit is not None and self.params.limit_counts_memory:
-                    n_ev += self.memory_evictions[victim]
-                if limit is not None and n_ev >= limit:
-                    actions.append(Preempt(gid, count=1, outcome=OUTCOME_DROP, requeue=False,
-                                           reason=f"eviction limit {limit} reached"))
-                else:
-                    actions.append(Preempt(gid, count=1, outcome=OUTCOME_PRIORITY,
-                                           reason=f"evicted by priority {self.prio[t]}"))
+                m = self._evict_for(t, g, snap, actions, mem_free, limit)
                 actions.append(Place(t, m, reason="regular, through eviction"))
                 placed_regular.append(t)
-                if mem_free is not None:
-                    mem_free[m] += self.mem_use[victim] - self.mem_use[t]
             if exhausted:
                 # Later tasks can only use free slots (with the paper's memory-blind slots
                 # there are none left: stop). With memory-aware placement, slots blocked
@@ -263,6 +268,57 @@ class PriorityPolicy(Policy):
             self._regular = np.concatenate([self._regular,
                                             np.asarray(placed_regular, dtype=np.int64)])
         return actions
+
+    def _evict_for(self, t: int, g: int, snap: "_Snapshot", actions: list,
+                   mem_free: np.ndarray | None, limit: int | None) -> int:
+        """Evict one instance of running group ``g`` for task ``t``; returns its machine."""
+        rg, left = snap.groups(), snap.left
+        self.lower_regular_at_eviction.append(
+            int(left[snap.evictable & (left > 0) & (snap.g_prio < self.prio[t])].sum()))
+        gid, victim, m = int(rg.gid[g]), int(rg.task[g]), int(rg.machine[g])
+        left[g] -= 1
+        self.priority_evictions[victim] += 1
+        n_ev = self.priority_evictions[victim]
+        if limit is not None and self.params.limit_counts_memory:
+            n_ev += self.memory_evictions[victim]
+        if limit is not None and n_ev >= limit:
+            actions.append(Preempt(gid, count=1, outcome=OUTCOME_DROP, requeue=False,
+                                   reason=f"eviction limit {limit} reached"))
+        else:
+            actions.append(Preempt(gid, count=1, outcome=OUTCOME_PRIORITY,
+                                   reason=f"evicted by priority {self.prio[t]}"))
+            self._requeued(victim)
+        if mem_free is not None:
+            mem_free[m] += self.mem_use[victim] - self.mem_use[t]
+        return m
+
+    def _sticky_through_eviction(self, pend: np.ndarray, want: np.ndarray, placed: np.ndarray,
+                                 room: int, snap: "_Snapshot", actions: list,
+                                 mem_free: np.ndarray | None) -> None:
+        """The non-default reading of spec §4.6 item 2: with no free slot, the sticky phase
+        evicts a regular task of lower priority (victim rule) for the FCFS head. Stops at
+        the first head without a victim (FCFS). Updates ``placed`` in place."""
+        for j in range(len(pend)):
+            if room <= 0:
+                return
+            if want[j] <= 0:
+                continue
+            t = int(pend[j])
+            rg, left = snap.groups(), snap.left
+            ok = snap.evictable & (left > 0)
+            if mem_free is not None:
+                ok &= (mem_free[rg.machine] + snap.g_mem >= self.mem_use[t] - 1e-12)
+            g = self._victim(self.prio[t], snap.g_prio, snap.g_power, rg.start_time, ok)
+            if g < 0:
+                return
+            m = self._evict_for(t, g, snap, actions, mem_free, self._limit())
+            actions.append(Place(t, m, sticky=True, reason="sticky FCFS, through eviction"))
+            placed[j] += 1
+            room -= 1
+
+    def _requeued(self, task: int) -> None:
+        self._requeue_rank[task] = self._requeues
+        self._requeues += 1
 
     #: Check the tracked sticky count against the running groups on every tick (tests).
     _verify_sticky = False
@@ -451,6 +507,7 @@ class PriorityPolicy(Policy):
             actions.append(Preempt(int(rg.gid[on[k]]), count=need, outcome=OUTCOME_MEMORY,
                                    reason="memory overrun"))
             self.memory_evictions[t] += need
+            self._requeued(t)
             over -= need * per
         self._dirty = True
         return actions

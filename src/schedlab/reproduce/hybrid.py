@@ -1,48 +1,54 @@
-"""Reproduce the HYBRID paper (seed 004): Table 2, response times, sticky usage, H1-H12.
+"""Reproduce the HYBRID paper (seed 004) on W-HYB-1 v2 (spec §7.2): calibration, tuning,
+regime map, held-back variants and H1-H12.
 
-``reproduce(seeds=5, out=DIR)`` runs ``pri``, ``pri-k`` (k=5) and ``hybrid`` (200 sticky
-slots) on W-HYB-1 and on the real Google 2011 excerpt, sweeps the sticky-slot count over
-{0, 50, 100, 200, 400, 800} on W-HYB-1 (H12), prints the paper's Table 2 next to the
-measured means ± 95% CI and writes CSVs to ``out``.
+``calibrate(out)`` (``schedlab calibrate hybrid``) sets the one global Δ_C scale s of
+W-HYB-1 v2 on PRI only (the baseline, spec §7.1 C1), on the calibration seeds 1000-1004:
+a recorded geometric bisection of s on PRI's seed-mean NE_priority towards Table 2's
+8,509, stopped as soon as NE and WE (141 ×10³ CPU·s) are both within ±25%. If no
+evaluated s reaches both, the one with the smallest |log ratio NE| + |log ratio WE| is
+kept and ``within`` is false. At that s it then compares the [R] readings of spec §4.6
+items 2, 3, 6 and of the memory rule (:data:`READINGS`) on the first
+``TUNING_SEEDS`` calibration seeds (C2). Both records go to the stored calibration
+(``search``, column ``stage``: "calibration" or "tuning").
 
-Scales (``SCENARIOS``): ``full`` is the paper's (Table 1 cluster, 15 h, about 68,000
-tasks); ``quick=True`` keeps every machine row at 20% (648 slots, 42 sticky slots) and the
-arrival rate at 20%, over 8 h, so that the calibration regime is the same. Sticky-slot
-counts scale with the slot count.
+``reproduce(seeds=5, out)`` loads the stored s, measures PRI again on the calibration
+seeds (``calibration.csv``), runs PRI, PRI5 and HYBRID on the acceptance seeds 0-4 at full
+scale (H1-H11), the sticky-slot sweep and the regime map (NE and WE HYBRID/PRI over
+S_sticky ∈ {0, 50, 100, 200, 400, 800} × s ∈ s*·``MAP_LOADS``, with the sticky-turnover
+/ PRI-eviction-rate ratio and the mechanism measurements per point), and the held-back
+variants (W-HYB-1-synthetic, the Google 2011 excerpt mapped directly, and another random
+job / machine sample of it) with the direction of H1, H3 and H7.
 
-W-HYB-1 draws its priority classes from the real per-class task shares of the Google
-excerpt when it is available (spec §4.4; the synthetic mix otherwise), see
-:func:`schedlab.workload.hybrid_workloads.w_hyb_1`.
-
-Cost: the runs are independent, so they go to a process pool of ``workers`` (default 2)
-at low priority, longest first. The Google excerpt (tasks and class counts) is read once
-in the parent, before the pool forks (the readers cache per process). The sweep reuses
-the PRI (S=0) and HYBRID (S=200) runs. Seeds: the three policies on W-HYB-1 use ``seeds``
-seeds (the H1-H11 checks and the mean ± 95% CI need at least 3). The extra sweep points
-(``sweep_seeds``) and the Google excerpt (``google_seeds``) default to ``min(seeds, 3)``
-in quick mode and to 1 seed in full mode, where a W-HYB-1 run costs about 35-40 CPU·s and
-a Google run about 80 CPU·s: with the CLI's 5 seeds, full mode is 15 + 4 + 3 = 22 runs,
-about 17 CPU-minutes (about 9 minutes on two idle cores). With one seed the Google table
-has no CI, and the H12 sweep means are single runs (except S = 0 and 200).
+Seeds (budget, spec §7.1 C5): acceptance uses ``seeds`` seeds; the sweep, the map and the
+variants use ``map_seeds`` (default 1: seed 0) and reuse the acceptance runs at s* where
+they coincide. Every run goes through :func:`schedlab.reproduce.runner.run_jobs` with
+``cache=out/"runs"`` (resumable).
 """
 from __future__ import annotations
 
-import os
+import math
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from schedlab.reproduce.common import Check, ReproductionResult
-from schedlab.stats import mean_ci, seed_list
+from schedlab.reproduce.calibration import (CALIBRATION_SEEDS, SearchLog, StoredCalibration,
+                                            acceptance_seeds, calibration_frame,
+                                            calibration_row, calibration_seeds,
+                                            load_calibration, within_rel)
+from schedlab.reproduce.common import Check, ReproductionResult, direction_holds
+from schedlab.reproduce.runner import run_jobs
+from schedlab.stats import mean_ci
 
-__all__ = ["reproduce", "run_one", "SCENARIOS", "PAPER_TABLE2"]
+__all__ = ["reproduce", "calibrate", "run_one", "SCENARIOS", "PAPER_TABLE2", "READINGS",
+           "build_checks", "MAP_LOADS", "STICKY_SWEEP"]
 
 POLICIES = {"PRI": ("pri", {}), "PRI5": ("pri-k", {"k": 5}), "HYBRID": ("hybrid", {})}
 STICKY_SWEEP = (0, 50, 100, 200, 400, 800)
+#: the regime map's loads: multiples of the calibrated Δ_C scale s*
+MAP_LOADS = (0.9, 1.0, 1.1)
 #: Table 2 of the paper.
 PAPER_TABLE2 = {
     "NE_priority": {"HYBRID": 1231, "PRI": 8509, "PRI5": 4857},
@@ -51,68 +57,212 @@ PAPER_TABLE2 = {
     "drops": {"HYBRID": 0, "PRI": 0, "PRI5": 400},
     "WE_k": {"HYBRID": 20.9, "PRI": 141, "PRI5": 95},
 }
+#: C1 targets: PRI's Table 2 row, ±25% (spec §7.2)
+TARGET_NE, TARGET_WE, TARGET_TOL = 8509.0, 141e3, 0.25
+#: [R] readings of spec §4.6 items 2, 3, 6 and the memory rule: (PRI params, HYBRID params)
+READINGS: dict[str, tuple[dict, dict]] = {
+    "spec": ({}, {}),
+    "item2: sticky phase evicts": ({}, {"sticky_evicts": True}),
+    "item3: last entry orders the queue": ({"regular_order": "last"},
+                                           {"regular_order": "last"}),
+    "item6: PRI without the powerful-slot rule": ({"powerful_slots": False}, {}),
+    "memory: memory-blind placement": ({"memory_aware": False}, {"memory_aware": False}),
+}
+#: calibration seeds used for the readings' comparison (C2; fewer than 5 for the budget)
+TUNING_SEEDS = 2
 #: workload builders' keyword arguments per scale and workload
 SCENARIOS: dict[str, dict[str, dict[str, Any]]] = {
     "full": {"W-HYB-1": {"scale": 1.0, "hours": 15.0},
+             "W-HYB-1-synthetic": {"scale": 1.0, "hours": 15.0},
              "Google-2011": {"task_fraction": 0.147, "hours": 14.0, "n_machines": 125}},
     "quick": {"W-HYB-1": {"scale": 0.2, "hours": 8.0},
+              "W-HYB-1-synthetic": {"scale": 0.2, "hours": 8.0},
               "Google-2011": {"task_fraction": 0.147 * 0.2, "hours": 8.0, "n_machines": 25}},
 }
 
 
-def _workload(kind: str, seed: int, scenario: str):
+def _workload(kind: str, seed: int, scenario: str, wl_kw: dict):
     from schedlab.workload import hybrid_workloads as hw
-    kw = SCENARIOS[scenario][kind]
+    kw = {**SCENARIOS[scenario][kind], **wl_kw}
     if kind == "W-HYB-1":
         return hw.w_hyb_1(seed, **kw)
+    if kind == "W-HYB-1-synthetic":
+        return hw.w_hyb_1_synthetic(seed, **kw)
     return hw.google_hybrid(seed, **kw)
+
+
+def _job(kind: str, label: str, seed: int, pid: str, params: dict, scenario: str,
+         wl_kw: dict | None = None) -> tuple:
+    """A run: (workload kind, label, seed, policy id, params, scenario, workload kwargs)."""
+    return (kind, label, seed, pid, dict(sorted(params.items())), scenario,
+            dict(sorted((wl_kw or {}).items())))
 
 
 def _cost(job: tuple) -> float:
     """Rough relative cost of a job, to start the longest ones first."""
-    kind, _label, _seed, _pid, params, scenario = job
+    kind, _label, _seed, _pid, params, scenario, wl_kw = job
     base = 1.0 if scenario == "full" else 0.1
     if kind == "Google-2011":
-        base *= 2.0
-    return base * (1.0 + params.get("sticky_slots", 0) / 3072.0)
+        base *= 4.0
+    return base * wl_kw.get("demand_scale", 0.1) / 0.1 * (1 + params.get("sticky_slots", 0) / 3072)
 
 
-def run_one(job: tuple[str, str, int, str, dict, str]) -> dict[str, Any]:
-    """One simulation: (workload kind, label, seed, policy id, params, scenario) -> metrics."""
+def run_one(job: tuple) -> dict[str, Any]:
+    """One simulation (see :func:`_job`) -> its metrics, wall and CPU seconds."""
     import schedlab
     from schedlab.metrics.hybrid_metrics import hybrid_metrics
-    kind, label, seed, pid, params, scenario = job
-    wl = _workload(kind, seed, scenario)
+    kind, label, seed, pid, params, scenario, wl_kw = job
+    c0, t0 = time.process_time(), time.perf_counter()
+    wl = _workload(kind, seed, scenario, wl_kw)
     scale = wl.cluster.capacity[:, 4].sum() / 3072.0
     params = dict(params)
     if "sticky_slots" in params or pid == "hybrid":
         params["sticky_slots"] = int(round(params.get("sticky_slots", 200) * scale))
-    t0, c0 = time.perf_counter(), time.process_time()
     res = schedlab.simulate(wl.frame, wl.cluster, pid, seed=seed, params=params,
                             config={"record_levels": False})
-    m = hybrid_metrics(res, window=SCENARIOS[scenario][kind]["hours"] * 3600.0)
-    m.update(workload=kind, label=label, seed=seed, policy=pid,
-             sticky_slots=params.get("sticky_slots", 0), wall_seconds=time.perf_counter() - t0,
-             cpu_seconds=time.process_time() - c0,
-             class_mix_source=wl.info.get("class_mix_source", ""),
+    hours = {**SCENARIOS[scenario][kind], **wl_kw}["hours"]
+    m = hybrid_metrics(res, window=hours * 3600.0)
+    m.update(workload=kind, label=label, seed=seed, policy=pid, window=hours * 3600.0,
+             sticky_slots=params.get("sticky_slots", 0),
+             demand_scale=float(wl.info.get("demand_scale", np.nan)),
+             wall_seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
              offered_cpu_load=wl.info.get("offered_cpu_load", np.nan))
     return m
 
 
-def _nice() -> None:
-    try:
-        os.nice(10)
-    except OSError:
-        pass
+def _warm_caches() -> bool:
+    """Read the Google excerpt once in the parent before the pool forks; False if absent."""
+    from schedlab.workload import hybrid_workloads as hw
+    if not hw.google_task_parts():
+        return False
+    hw.google_class_counts()
+    hw.trace_class_demand()
+    hw.google_mem_usage_ratio()
+    return True
 
 
-def _run_all(jobs: list, workers: int) -> pd.DataFrame:
-    jobs = sorted(jobs, key=_cost, reverse=True)
-    if workers <= 1 or len(jobs) <= 1:
-        return pd.DataFrame([run_one(j) for j in jobs])
-    with ProcessPoolExecutor(max_workers=workers, initializer=_nice) as pool:
-        return pd.DataFrame(list(pool.map(run_one, jobs, chunksize=1)))
+def _run(jobs: list[tuple], out: Path, workers: int, label: str) -> pd.DataFrame:
+    unique = list(dict.fromkeys(repr(j) for j in jobs))
+    by_repr = {repr(j): j for j in jobs}
+    todo = [by_repr[r] for r in unique]
+    rows = run_jobs(run_one, todo, workers=workers, cost=_cost, cache=out / "runs",
+                    label=label)
+    return pd.DataFrame(rows)
 
+
+def _pick(df: pd.DataFrame, **eq: Any) -> pd.DataFrame:
+    sel = np.ones(len(df), dtype=bool)
+    for k, v in eq.items():
+        sel &= (df[k] == v).to_numpy()
+    return df[sel]
+
+
+# ------------------------------------------------------------------ calibration (C1, C2)
+
+def _pri_row(df: pd.DataFrame) -> dict[str, float]:
+    ne, we = float(df["NE_priority"].mean()), float(df["WE"].mean())
+    return {"NE_priority": ne, "WE": we, "pe_mean": float(df["pe_mean"].mean()),
+            "pe_max": float(df["pe_max"].mean()), "evicted_tasks": float(df["evicted_tasks"].mean()),
+            "log_ratio_NE": math.log(ne / TARGET_NE) if ne > 0 else math.inf,
+            "log_ratio_WE": math.log(we / TARGET_WE) if we > 0 else math.inf,
+            "within_NE": within_rel(ne, TARGET_NE, TARGET_TOL),
+            "within_WE": within_rel(we, TARGET_WE, TARGET_TOL)}
+
+
+def calibrate(out: Path | str = Path("out/calibrate/hybrid"), quick: bool = False, *,
+              workers: int = 2, lo: float = 0.097, hi: float = 0.108,
+              max_steps: int = 5) -> StoredCalibration:
+    """The recorded search for s (PRI only, calibration seeds) and the C2 readings sweep."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    scenario = "quick" if quick else "full"
+    _warm_caches()
+    seeds = calibration_seeds(5)
+    log = SearchLog()
+
+    def measure(demand_scale: float) -> dict[str, Any]:
+        jobs = [_job("W-HYB-1", "PRI", s, "pri", {}, scenario,
+                     {"demand_scale": demand_scale}) for s in seeds]
+        row = _pri_row(_run(jobs, out, workers, f"calibrate s={demand_scale:.4f}"))
+        print(f"  s={demand_scale:.4f}: PRI NE {row['NE_priority']:.0f} "
+              f"WE {row['WE'] / 1e3:.1f}k", flush=True)
+        return {"stage": "calibration", **row}
+
+    recorded = log(measure)
+    # NE_priority rises with s: geometric bisection towards 8,509, stopped when both fit
+    for _ in range(max_steps):
+        x = math.sqrt(lo * hi)
+        r = recorded(demand_scale=round(x, 5))
+        if r["within_NE"] and r["within_WE"]:
+            break
+        if abs(r["log_ratio_NE"]) <= math.log1p(0.05):
+            break
+        lo, hi = (x, hi) if r["NE_priority"] < TARGET_NE else (lo, x)
+    search = log.frame()
+    search["objective"] = search["log_ratio_NE"].abs() + search["log_ratio_WE"].abs()
+    both = search[search["within_NE"] & search["within_WE"]]
+    best = (both if len(both) else search).sort_values("objective").iloc[0]
+    s_star = float(best["demand_scale"])
+    within = bool(len(both))
+    tuning = _tuning(s_star, out, workers, scenario)
+    reading = _choose_reading(tuning)
+    search = pd.concat([search, tuning], ignore_index=True)
+    note = (f"s = {s_star:g}: PRI NE {best['NE_priority']:.0f} (paper 8,509), WE "
+            f"{best['WE'] / 1e3:.1f}k CPU·s (paper 141k); both within ±25%: {within}. "
+            f"Policy reading kept: {reading}.")
+    print(note)
+    return StoredCalibration(
+        "hybrid", {"demand_scale": s_star, "within": within, "reading": reading,
+                   "scenario": scenario},
+        search, command=f"schedlab calibrate hybrid{' --quick' if quick else ''} --save",
+        note=note)
+
+
+def _tuning(s: float, out: Path, workers: int, scenario: str) -> pd.DataFrame:
+    """NE and WE HYBRID/PRI of every reading on the first TUNING_SEEDS calibration seeds."""
+    seeds = calibration_seeds(TUNING_SEEDS)
+    wl = {"demand_scale": s}
+    keys = [(name, lab, sd) for name in READINGS for sd in seeds for lab in ("PRI", "HYBRID")]
+    jobs = [_job("W-HYB-1", lab, sd, "pri" if lab == "PRI" else "hybrid",
+                 READINGS[name][0 if lab == "PRI" else 1], scenario, wl)
+            for name, lab, sd in keys]
+    # identical runs (PRI under the HYBRID-only readings) run once
+    res = dict(zip(keys, _align(jobs, _run(jobs, out, workers, "tuning (calibration seeds)"))))
+    rows = []
+    for name in READINGS:
+        pri = pd.DataFrame([res[(name, "PRI", sd)] for sd in seeds])
+        hyb = pd.DataFrame([res[(name, "HYBRID", sd)] for sd in seeds])
+        ne = hyb["NE_priority"].to_numpy() / pri["NE_priority"].to_numpy()
+        we = hyb["WE"].to_numpy() / pri["WE"].to_numpy()
+        rows.append({"stage": "tuning", "reading": name, "demand_scale": s,
+                     "seeds": ",".join(map(str, seeds)),
+                     "NE_ratio": float(ne.mean()), "WE_ratio": float(we.mean()),
+                     "R_0_ev_ratio": float((hyb["R_0_ev"].to_numpy()
+                                            / pri["R_0_ev"].to_numpy()).mean()),
+                     "PRI_NE": float(pri["NE_priority"].mean()), "PRI_WE": float(pri["WE"].mean()),
+                     "HYBRID_NE": float(hyb["NE_priority"].mean()),
+                     "PRI_within": bool(within_rel(pri["NE_priority"].mean(), TARGET_NE, TARGET_TOL)
+                                        and within_rel(pri["WE"].mean(), TARGET_WE, TARGET_TOL))})
+    return pd.DataFrame(rows)
+
+
+def _align(jobs: list[tuple], df: pd.DataFrame) -> list[dict]:
+    """The result row of every job (``_run`` ran each distinct job once, in order)."""
+    order = list(dict.fromkeys(repr(j) for j in jobs))
+    rows = df.to_dict("records")
+    return [rows[order.index(repr(j))] for j in jobs]
+
+
+def _choose_reading(tuning: pd.DataFrame) -> str:
+    """The spec's reading unless another lowers both NE and WE HYBRID/PRI by >= 0.05 on the
+    calibration seeds while PRI's row stays within its calibration band."""
+    spec = tuning[tuning["reading"] == "spec"].iloc[0]
+    better = tuning[(tuning["NE_ratio"] <= spec["NE_ratio"] - 0.05)
+                    & (tuning["WE_ratio"] <= spec["WE_ratio"] - 0.05) & tuning["PRI_within"]]
+    return "spec" if not len(better) else str(better.sort_values("NE_ratio").iloc[0]["reading"])
+
+
+# ------------------------------------------------------------------ tables and checks
 
 def _fmt(mean: float, half: float, digits: int = 2) -> str:
     if not np.isfinite(mean):
@@ -234,72 +384,196 @@ def build_checks(df: pd.DataFrame, sweep: pd.DataFrame, workload: str) -> list[C
     return checks
 
 
+
+
+def _map_frame(runs: pd.DataFrame) -> pd.DataFrame:
+    """Regime map rows: NE and WE HYBRID/PRI, the turnover ratio and the mechanism per
+    (load, S_sticky), from the ``map`` runs (S = 0 is PRI); means over the map seeds."""
+    rows = []
+    for (factor, s_nom), g in runs.groupby(["load_factor", "sticky_nominal"]):
+        pri = runs[(runs["load_factor"] == factor) & (runs["sticky_nominal"] == 0)]
+        pri = pri.set_index("seed").loc[g["seed"]]
+        pri_rate = pri["NE_priority"].to_numpy() / pri["window"].to_numpy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rows.append({
+                "load_factor": factor, "demand_scale": float(g["demand_scale"].mean()),
+                "S_sticky": int(s_nom), "seeds": len(g),
+                "NE_ratio": float(np.mean(g["NE_priority"].to_numpy() / pri["NE_priority"].to_numpy())),
+                "WE_ratio": float(np.mean(g["WE"].to_numpy() / pri["WE"].to_numpy())),
+                "turnover_ratio": float(np.mean(g["sticky_turnover"].to_numpy() / pri_rate)),
+                "PRI_NE": float(pri["NE_priority"].mean()), "NE": float(g["NE_priority"].mean()),
+                "WE_k": float(g["WE"].mean() / 1e3), "PRI_slot_busy": float(pri["slot_busy"].mean()),
+                "evicted_tasks": float(g["evicted_tasks"].mean()),
+                "PRI_evicted_tasks": float(pri["evicted_tasks"].mean()),
+                "lower_regular_median": float(g["lower_regular_median"].mean()),
+                "sticky_completions": float(g["sticky_completions"].mean()),
+                "sticky_hold_mean": float(g["sticky_hold_mean"].mean()),
+                "sticky_label_time_low_share": float(g["sticky_label_time_low_share"].mean()),
+                "sticky_to_evicted_share": float(g["sticky_to_evicted_share"].mean())})
+    return pd.DataFrame(rows).sort_values(["load_factor", "S_sticky"]).reset_index(drop=True)
+
+
+MECHANISM_COLUMNS = ["label", "seed", "NE_priority", "evicted_tasks", "pe_mean",
+                     "lower_regular_mean", "lower_regular_median", "sticky_completions",
+                     "sticky_turnover", "sticky_hold_mean", "sticky_label_time_low_share",
+                     "sticky_to_evicted_share", "sticky_finished_share"]
+
+
+def _mechanism(df: pd.DataFrame) -> pd.DataFrame:
+    """Item 5 of issue 21, per acceptance run of PRI and HYBRID: distinct evicted tasks,
+    lower-priority regular tasks at each eviction, who holds the labels and how long."""
+    d = df[df["label"].isin(["PRI", "HYBRID"])].copy()
+    cls = sorted(c for c in d.columns if c.startswith("sticky_label_time_c"))
+    return d[MECHANISM_COLUMNS + cls].sort_values(["label", "seed"]).reset_index(drop=True)
+
+
+def _variants(df: pd.DataFrame) -> pd.DataFrame:
+    """Direction of H1, H3 and H7 on every held-back variant (C6)."""
+    rows = []
+    claims = {"H1": ("NE_priority", "NE HYBRID/PRI"), "H3": ("WE", "WE HYBRID/PRI"),
+              "H7": ("R_0_ev", "R_0-ev HYBRID/PRI")}
+    for variant, g in df.groupby("variant", sort=False):
+        for cid, (metric, text) in claims.items():
+            r = _ratio(g, metric, "HYBRID", "PRI")
+            rows.append({"variant": variant, "claim": cid, "metric": text,
+                         "ratio": _mean(r), "seeds": len(r),
+                         "direction_holds": direction_holds([bool(v < 1) for v in r]),
+                         "accept_bound": {"H1": 0.35, "H3": 0.35, "H7": 0.8}[cid],
+                         "PRI_NE": float(g[g["label"] == "PRI"]["NE_priority"].mean())})
+    return pd.DataFrame(rows)
+
+
+def _figures(rmap: pd.DataFrame, out: Path) -> dict[str, Path]:
+    from schedlab.reproduce.report import regime_map_figure
+    figs = {}
+    for value, bound, name in (("NE_ratio", 0.35, "regime_map_NE"),
+                               ("WE_ratio", 0.35, "regime_map_WE"),
+                               ("turnover_ratio", 1.0, "regime_map_turnover")):
+        path = out / f"{name}.png"
+        regime_map_figure(rmap[rmap["S_sticky"] > 0], x="S_sticky", value=value,
+                          series="load_factor", bound=bound, path=path,
+                          title=f"{value} over S_sticky, one line per load (s = factor × s*)",
+                          xlabel="S_sticky (sticky labels)")
+        figs[name] = path
+    return figs
+
+
 def reproduce(*, seeds: int = 5, out: Path | str = Path("out/hybrid"), quick: bool = False,
-              workers: int = 2, google: bool = True, sweep_seeds: int | None = None,
-              google_seeds: int | None = None) -> ReproductionResult:
+              workers: int = 2, map_seeds: int = 1, variants: bool = True) -> ReproductionResult:
     """Run the HYBRID reproduction; see the module docstring."""
-    from schedlab.workload import hybrid_workloads as hw
     t0 = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     scenario = "quick" if quick else "full"
-    seeds_l = seed_list(seeds, base=4)
     notes: list[str] = []
-    if google and not hw.google_task_parts():
-        notes.append(f"Google 2011 excerpt not found under {hw.traces_root()}: skipped")
-        google = False
-    if hw.google_task_parts():
-        hw.google_class_counts()                        # W-HYB-1's class mix (warm cache)
-    if google:
-        hw._read_google_tasks(hw.google_task_parts())   # warm the cache before forking
-        hw.google_mem_usage_ratio()
-    if sweep_seeds is None:
-        sweep_seeds = min(seeds, 3) if quick else 1
-    if google_seeds is None:
-        google_seeds = min(seeds, 3) if quick else 1
-    kinds = ["W-HYB-1"] + (["Google-2011"] if google else [])
-    n_seeds = {"W-HYB-1": seeds, "Google-2011": max(1, min(seeds, google_seeds))}
-    jobs = [(k, label, s, pid, params, scenario) for k in kinds
-            for label, (pid, params) in POLICIES.items() for s in seeds_l[:n_seeds[k]]]
-    sweep_l = seeds_l[:max(1, sweep_seeds)]
-    sweep_jobs = [("W-HYB-1", f"S{n}", s, "hybrid", {"sticky_slots": n}, scenario)
-                  for n in STICKY_SWEEP if n not in (0, 200) for s in sweep_l]
-    df_all = _run_all(jobs + sweep_jobs, workers)
-    df = df_all[df_all["label"].isin(POLICIES)].copy()
-    # sweep: S=0 is PRI and S=200 is HYBRID (same runs)
-    sw = df_all[~df_all["label"].isin(POLICIES)].copy()
-    sw["sticky_slots_nominal"] = sw["label"].str[1:].astype(int)
-    base = df[(df["workload"] == "W-HYB-1") & df["label"].isin(["PRI", "HYBRID"])
-              & df["seed"].isin(sweep_l)].copy()
-    base["sticky_slots_nominal"] = np.where(base["label"] == "PRI", 0, 200)
-    sweep = pd.concat([sw, base], ignore_index=True)
-    df.to_csv(out / "runs.csv", index=False)
-    sweep.to_csv(out / "sticky_sweep.csv", index=False)
-    tables: dict[str, pd.DataFrame] = {}
-    checks: list[Check] = []
-    for k in kinds:
-        t2 = _table2(df[df["workload"] == k])
-        t2.to_csv(out / f"table2_{k}.csv", index=False)
-        tables[f"table2_{k}"] = t2
-        _print_table(t2, f"Table 2 and response times, {k} (paper vs measured, mean ± 95% CI)")
-        checks += build_checks(df, sweep if k == "W-HYB-1" else sweep.iloc[:0], k)
-    sweep_tab = sweep.groupby(["sticky_slots_nominal"])[
-        ["sticky_slots", "NE_priority", "WE", "pe_mean", "R_0_ev", "R_9",
-         "sticky_finished_share"]].mean().reset_index()
-    sweep_tab.to_csv(out / "sticky_sweep_means.csv", index=False)
-    tables["sticky_sweep"] = sweep_tab
-    _print_table(sweep_tab.round(2), "Sticky-slot sweep on W-HYB-1 (means over seeds)")
+    have_trace = _warm_caches()
+    if not have_trace:
+        notes.append("Google 2011 excerpt not found: W-HYB-1 falls back to the synthetic "
+                     "demand and the Google variants are skipped")
+    cal = load_calibration("hybrid")
+    if cal is None:
+        notes.append("no stored calibration: running the search now")
+        cal = calibrate(out / "calibrate", quick=quick, workers=workers)
+    s_star = float(cal.knobs["demand_scale"])
+    reading = str(cal.knobs.get("reading", "spec"))
+    pri_p, hyb_p = READINGS.get(reading, ({}, {}))
+    pols = {"PRI": ("pri", pri_p), "PRI5": ("pri-k", {"k": 5, **pri_p}),
+            "HYBRID": ("hybrid", hyb_p)}
+    acc_seeds = acceptance_seeds(seeds)
+    m_seeds = acc_seeds[:max(1, map_seeds)]
+    wl = {"demand_scale": s_star}
+
+    def map_job(factor: float, n: int, sd: int) -> tuple:
+        kw = {"demand_scale": round(s_star * factor, 6)}
+        if n == 0:
+            return _job("W-HYB-1", "PRI", sd, "pri", pri_p, scenario, kw if factor != 1 else wl)
+        params = {**hyb_p, "sticky_slots": n}
+        if n == 200:
+            params = dict(hyb_p)
+        return _job("W-HYB-1", "HYBRID" if n == 200 else f"S{n}", sd, "hybrid", params,
+                    scenario, kw if factor != 1 else wl)
+
+    cal_jobs = [_job("W-HYB-1", "PRI", sd, "pri", pri_p, scenario, wl)
+                for sd in calibration_seeds(5)]
+    acc_jobs = [_job("W-HYB-1", label, sd, pid, params, scenario, wl)
+                for label, (pid, params) in pols.items() for sd in acc_seeds]
+    map_keys = [(f, n, sd) for f in MAP_LOADS for n in STICKY_SWEEP for sd in m_seeds]
+    map_jobs = [map_job(*k) for k in map_keys]
+    var_specs: list[tuple[str, str, dict, list[int]]] = [
+        ("W-HYB-1-synthetic", "W-HYB-1-synthetic", {}, m_seeds)]
+    if have_trace:
+        var_specs += [("Google-2011 mapped directly", "Google-2011", {}, m_seeds),
+                      ("Google-2011, another job/machine sample", "Google-2011", {},
+                       [sd + 100 for sd in m_seeds])]
+    var_jobs = [(name, _job(kind, label, sd, pols[label][0], pols[label][1], scenario, kw))
+                for name, kind, kw, sds in (var_specs if variants else [])
+                for sd in sds for label in ("PRI", "HYBRID")]
+    all_jobs = cal_jobs + acc_jobs + map_jobs + [j for _, j in var_jobs]
+    df_all = _run(all_jobs, out, workers, "hybrid runs")
+    rows = _align(all_jobs, df_all)
+    n1, n2, n3 = len(cal_jobs), len(cal_jobs) + len(acc_jobs), len(cal_jobs) + len(acc_jobs) + len(map_jobs)
+    cal_df = pd.DataFrame(rows[:n1])
+    acc_df = pd.DataFrame(rows[n1:n2])
+    map_df = pd.DataFrame(rows[n2:n3])
+    map_df["load_factor"] = [k[0] for k in map_keys]
+    map_df["sticky_nominal"] = [k[1] for k in map_keys]
+    var_df = pd.DataFrame(rows[n3:])
+    if len(var_df):
+        var_df["variant"] = [name for name, _ in var_jobs]
+    # sweep for H12: the map at s* (S = 0 is PRI, S = 200 HYBRID: the acceptance runs)
+    sweep = map_df[map_df["load_factor"] == 1.0].copy()
+    sweep["sticky_slots_nominal"] = sweep["sticky_nominal"]
+    acc_df.to_csv(out / "runs.csv", index=False)
+    map_df.to_csv(out / "map_runs.csv", index=False)
+    checks = build_checks(acc_df, sweep, "W-HYB-1")
+    t2 = _table2(acc_df)
+    rmap = _map_frame(map_df)
+    mech = _mechanism(acc_df)
+    figs = _figures(rmap, out)
+    # calibration.csv: PRI re-measured at s* on the calibration seeds
+    pr = _pri_row(cal_df)
+    both = bool(pr["within_NE"] and pr["within_WE"])
+    calib = calibration_frame([
+        {**calibration_row("demand_scale", s_star, "NE_priority (PRI)", TARGET_NE,
+                           pr["NE_priority"], tolerance="±25%", within=pr["within_NE"] and both),
+         "metric_within": pr["within_NE"]},
+        {**calibration_row("demand_scale", s_star, "WE 10^3 CPU·s (PRI)", TARGET_WE / 1e3,
+                           pr["WE"] / 1e3, tolerance="±25%", within=pr["within_WE"] and both),
+         "metric_within": pr["within_WE"]},
+    ])
+    search = cal.search
+    stage = search["stage"] if "stage" in search.columns else pd.Series("calibration",
+                                                                         index=search.index)
+    tuning = search[stage == "tuning"].dropna(axis=1, how="all").reset_index(drop=True)
+    cal_search = search[stage != "tuning"].dropna(axis=1, how="all").reset_index(drop=True)
+    vtab = _variants(var_df) if len(var_df) else pd.DataFrame()
     wall = time.perf_counter() - t0
-    notes.insert(0, f"scenario={scenario}, seeds={seeds}, sweep seeds={len(sweep_l)}, "
-                    f"Google seeds={n_seeds['Google-2011'] if google else 0}, "
-                    f"runs={len(df_all)}, workers={workers}, wall={wall:.0f}s, "
-                    f"sum of per-run wall={df_all['wall_seconds'].sum():.0f}s, "
-                    f"sum of per-run CPU={df_all['cpu_seconds'].sum():.0f}s")
+    cpu_total = float(df_all["cpu_seconds"].sum())
+    notes.insert(0, (
+        f"scenario={scenario}; calibrated s*={s_star:g} (stored search within: "
+        f"{cal.knobs.get('within')}); policy reading: {reading}; acceptance seeds "
+        f"{acc_seeds}; map, sweep and variants on {len(m_seeds)} seed(s) {m_seeds} "
+        f"(fewer than acceptance, for the budget); tuning on calibration seeds "
+        f"{calibration_seeds(TUNING_SEEDS)} (from the stored calibration); "
+        f"{len(df_all)} distinct runs; wall {wall:.0f} s; CPU {cpu_total:.0f} s (sum of the "
+        f"runs' process time, cached runs included)"))
+    if scenario == "quick":
+        notes.append("quick: 20% cluster and arrivals over 8 h with the full-scale s*; "
+                     "the regime differs and nothing here is acceptance")
     for note in notes:
         print(note)
-    res = ReproductionResult("hybrid", checks, tables=tables, notes=notes, wall_seconds=wall)
-    res.acceptance().to_csv(out / "acceptance.csv", index=False)
-    return res
+    _print_table(t2, "Table 2 (paper vs measured, W-HYB-1 v2, mean ± 95% CI)")
+    _print_table(rmap[["load_factor", "S_sticky", "NE_ratio", "WE_ratio",
+                       "turnover_ratio"]].round(3), "Regime map")
+    tables = {"table2_W-HYB-1": t2, "mechanism": mech, "map_runs": map_df}
+    if len(var_df):
+        tables["variant_runs"] = var_df
+    return ReproductionResult(
+        "hybrid", checks, tables=tables, figures=figs, notes=notes, wall_seconds=wall,
+        scale=scenario, paper_table=t2, calibration=calib, calibration_search=cal_search,
+        tuning=tuning, regime_maps={"hybrid": rmap}, variants=vtab,
+        meta={"demand_scale": s_star, "reading": reading, "acceptance_seeds": acc_seeds,
+              "map_seeds": m_seeds, "cpu_seconds": round(cpu_total), "wall_seconds": round(wall)})
 
 
 def _print_table(df: pd.DataFrame, title: str) -> None:

@@ -31,7 +31,8 @@ import pandas as pd
 
 from schedlab.cluster.spec import ClusterSpec, cluster_from_table
 
-__all__ = ["CORE", "CLASS_MIX", "TABLE1", "hybrid_cluster", "w_hyb_1", "google_hybrid",
+__all__ = ["CORE", "CLASS_MIX", "TABLE1", "hybrid_cluster", "w_hyb_1", "w_hyb_1_synthetic",
+           "trace_class_demand", "google_hybrid",
            "google_cluster_sample", "HybridWorkload", "slot_power", "traces_root",
            "google_task_parts", "clear_google_cache", "google_mem_usage_ratio",
            "google_class_counts", "trace_class_mix"]
@@ -132,43 +133,52 @@ def _frame(submit: np.ndarray, demand: np.ndarray, prio: np.ndarray, mem: np.nda
 def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: bool = True,
             burst_factor: float = 3.0, burst_share: float = 0.10, burst_mean: float = 900.0,
             class_mix: dict[int, float] | Literal["trace", "synthetic"] | None = "trace",
-            trace_counts: Literal["tasks", "arrivals"] = "tasks", median_low: float = 25.0,
+            trace_counts: Literal["tasks", "arrivals"] = "tasks",
+            demand: Literal["trace", "synthetic"] = "trace", trace_root: Path | None = None,
+            n_parts: int = 10, median_low: float = 25.0,
             sigma_low: float = 1.5, median_prod: float = 100.0, sigma_prod: float = 1.2,
             mem_low: float = 0.005, mem_high: float = 0.03, target_load: float | None = 0.95,
             demand_scale: float | None = None, max_duration: float | None = -1.0,
             scale: float = 1.0) -> HybridWorkload:
-    """W-HYB-1 (spec §4.4 and §5.5): about 68,000 tasks over 15 h, 12 priority classes.
+    """W-HYB-1 v2 (spec §7.2; §4.4 and §5.5): about 68,000 tasks over 15 h, 12 classes.
+
+    Demand (``demand``):
+
+    * ``"trace"`` (default, W-HYB-1 v2, spec §7.2): each task's Δ_C is drawn uniformly
+      from its own class's tasks in the Google 2011 excerpt (the first ``n_parts`` parts
+      under ``trace_root``): runtime of the last attempt × one core, censored tasks keeping
+      their censored length (:func:`trace_class_demand`), times the one global scale
+      ``demand_scale`` (the calibration knob s of spec §7.2 C1). A class absent from the
+      excerpt (only with an explicit ``class_mix``) draws from the whole excerpt. Without
+      the excerpt it falls back to the synthetic model and ``info["demand_source"]`` says so.
+    * ``"synthetic"`` (the variant ``W-HYB-1-synthetic``, spec §4.4 [R], the v1 generator,
+      unchanged): log-normal, described below; see :func:`w_hyb_1_synthetic`.
 
     Arrivals are Poisson at ``rate`` per second, or a 2-state MMPP (``bursty``: rate ×
     ``burst_factor`` for ``burst_share`` of the time, mean burst ``burst_mean`` s) with the
-    same mean. CPU demand Δ_C is log-normal (classes 0-8: median ``median_low``, σ
+    same mean. Synthetic CPU demand Δ_C is log-normal (classes 0-8: median ``median_low``, σ
     ``sigma_low``; 9-11: ``median_prod``, ``sigma_prod``); memory use U(``mem_low``,
-    ``mem_high``).
+    ``mem_high``) in both modes.
 
     Class mix (spec §4.4: "use this default synthetic mix when the trace is unavailable,
     and replace it with real trace counts when it is"): ``class_mix="trace"`` (default)
     draws priorities with the real per-class task shares of the Google 2011 excerpt
     (:func:`trace_class_mix`, counted as ``trace_counts`` says) and falls back to the
     synthetic :data:`CLASS_MIX` when the excerpt is missing; ``"synthetic"`` (or None)
-    always uses :data:`CLASS_MIX`; a dict gives an explicit mix. Only the mix comes from the
-    trace: Δ_C, memory and arrivals stay the spec's synthetic model (§4.4 [R]); the real
-    trace's own demand is :func:`google_hybrid`. ``info["class_mix_source"]`` records the
-    source used.
+    always uses :data:`CLASS_MIX`; a dict gives an explicit mix. Memory and arrivals stay
+    the spec's synthetic model (§4.4 [R]); the real trace mapped directly is
+    :func:`google_hybrid`. ``info["class_mix_source"]`` records the source used.
 
-    Calibration (spec: "under PRI the offered load should keep the slots about 95-105%
-    busy"): the spec's demand (mean ≈ 84 CPU·s at 1.26 tasks/s) offers about 1.6× the
-    cluster's CPU, so every Δ_C is multiplied by ``demand_scale``. By default it is derived
-    from ``target_load``, the offered CPU (rate × E[Δ_C], analytic log-normal mean) as a
-    share of the cluster's CPU. ``max_duration`` caps a task's nominal duration (default
+    Scale: every Δ_C is multiplied by ``demand_scale``. The reproduction passes the
+    calibrated s (PRI's Table 2 row, spec §7.2 C1). When it is None it is derived from
+    ``target_load``, the offered CPU (rate × E[Δ_C]: the analytic log-normal mean, or the
+    mix-weighted mean of the trace classes) as a share of the cluster's CPU (v1's rule). ``max_duration`` caps a task's nominal duration (default
     -1: the window length, as no task observed in a ``hours``-long trace window can be longer;
     None: no cap; the analytic mean ignores the cap). ``scale`` < 1 shrinks the cluster *and* the arrival rate
     together for reduced-scale tests.
 
-    Measured regime of the default: under PRI the slots are about 67% busy on average over
-    the window and full during bursts. A tail of long tasks runs past the window, so the
-    realised load is below the offered load. Heavier settings (``target_load`` 1.3, or
-    None for the spec's unscaled demand) reach 85-91% and give tight eviction loops; see
-    docs/policies/hybrid.md.
+    Measured regime of the synthetic default (v1): under PRI the slots are about 67% busy
+    on average over the window and full during bursts; see docs/policies/hybrid.md.
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 4004]))
     cluster = hybrid_cluster(scale=scale)
@@ -183,28 +193,88 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
                          burst_share=burst_share, burst_mean=burst_mean)
     n = len(submit)
     prio = rng.choice(classes, size=n, p=probs)
-    prod = prio >= 9
-    demand = np.where(prod, median_prod * np.exp(sigma_prod * rng.standard_normal(n)),
-                      median_low * np.exp(sigma_low * rng.standard_normal(n)))
+    pools = _trace_pools(demand, trace_root, n_parts)
+    if pools is None:
+        prod = prio >= 9
+        task_demand = np.where(prod, median_prod * np.exp(sigma_prod * rng.standard_normal(n)),
+                               median_low * np.exp(sigma_low * rng.standard_normal(n)))
+        p_prod = probs[classes >= 9].sum()
+        mean_demand = ((1 - p_prod) * median_low * np.exp(sigma_low ** 2 / 2)
+                       + p_prod * median_prod * np.exp(sigma_prod ** 2 / 2))
+        demand_source = ("synthetic" if demand == "synthetic"
+                         else "synthetic (Google 2011 excerpt not found)")
+    else:
+        task_demand, mean_demand = _resample_demand(rng, prio, classes, probs, pools)
+        demand_source = "google-2011 per class"
     mem = rng.uniform(mem_low, mem_high, n)
     if demand_scale is None:
         if target_load is None:
             demand_scale = 1.0
         else:
-            p_prod = probs[classes >= 9].sum()
-            mean_demand = ((1 - p_prod) * median_low * np.exp(sigma_low ** 2 / 2)
-                           + p_prod * median_prod * np.exp(sigma_prod ** 2 / 2))
             demand_scale = target_load * cluster.capacity[:, 0].sum() / (lam * mean_demand)
-    demand = demand * demand_scale
+    demand = task_demand * demand_scale
     if max_duration is not None:
         cap = horizon if max_duration < 0 else max_duration
         demand = np.minimum(demand, cap * CORE)
     frame = _frame(submit, demand, prio, mem, "h")
     info = {"workload": "W-HYB-1", "seed": seed, "tasks": n, "hours": hours, "rate": lam,
             "bursty": bursty, "demand_scale": float(demand_scale),
+            "demand_source": demand_source,
             "class_mix_source": mix_source, "class_mix": {int(k): float(v) for k, v in mix.items()},
             "offered_cpu_load": float(demand.sum() / horizon / cluster.capacity[:, 0].sum())}
     return HybridWorkload(frame, cluster, info)
+
+
+def w_hyb_1_synthetic(seed: int = 0, **kw: Any) -> HybridWorkload:
+    """The variant ``W-HYB-1-synthetic`` (spec §7.2): W-HYB-1 with the [R] log-normal Δ_C
+    of §4.4 (the v1 generator) instead of the trace's per-class demand."""
+    out = w_hyb_1(seed, demand="synthetic", **kw)
+    out.info["workload"] = "W-HYB-1-synthetic"
+    return out
+
+
+def _trace_pools(demand: str, root: Path | None, n_parts: int) -> dict[int, np.ndarray] | None:
+    """Per-class Δ_C pools for ``demand="trace"`` (None: synthetic, by choice or fallback)."""
+    if demand == "synthetic":
+        return None
+    if demand != "trace":
+        raise ValueError(f"demand must be 'trace' or 'synthetic', not {demand!r}")
+    try:
+        return trace_class_demand(root, n_parts=n_parts)
+    except FileNotFoundError:
+        return None
+
+
+def _resample_demand(rng: np.random.Generator, prio: np.ndarray, classes: np.ndarray,
+                     probs: np.ndarray, pools: dict[int, np.ndarray]
+                     ) -> tuple[np.ndarray, float]:
+    """Δ_C of every task drawn from its class's pool, and the mix-weighted mean Δ_C."""
+    everything = np.concatenate(list(pools.values()))
+    out = np.empty(len(prio))
+    mean = 0.0
+    for c, p in zip(classes, probs):
+        pool = pools.get(int(c), everything)
+        at = np.flatnonzero(prio == c)
+        out[at] = pool[rng.integers(len(pool), size=len(at))]
+        mean += p * float(pool.mean())
+    return out, mean
+
+
+def trace_class_demand(root: Path | None = None, *, n_parts: int = 10
+                       ) -> dict[int, np.ndarray]:
+    """Per-class Δ_C of the Google 2011 excerpt (priority -> CPU·s of every task).
+
+    Δ_C = runtime of the task's last attempt × one core (:data:`CORE`); a task still
+    running at the end of the data keeps its censored runtime (spec §7.2). The tasks and
+    their runtimes are :func:`google_hybrid`'s (:func:`_read_google_tasks`, cached).
+    """
+    parts = google_task_parts(root, n_parts)
+    if not parts:
+        raise FileNotFoundError(f"no Google 2011 task_events parts under {root or traces_root()}")
+    tasks = _read_google_tasks(parts)
+    rt = tasks["runtime"].to_numpy(dtype=float) * CORE
+    pr = tasks["priority"].to_numpy()
+    return {int(c): rt[pr == c] for c in np.unique(pr)}
 
 
 def _resolve_mix(class_mix, trace_counts: str) -> tuple[dict[int, float], str]:
@@ -406,11 +476,15 @@ def google_task_parts(root: Path | None = None, n_parts: int = 10) -> list[Path]
 
 
 def google_hybrid(seed: int = 0, *, task_fraction: float = 0.147, hours: float = 14.0,
-                  root: Path | None = None, max_runtime: float | None = None,
+                  start: float = 0.0, root: Path | None = None, max_runtime: float | None = None,
                   n_parts: int = 10, mem_scale: float | None = None,
                   n_machines: int = 125) -> HybridWorkload:
     """The real Google 2011 task_events excerpt on a 125-machine sampled cluster.
 
+    The window is ``[start, start + hours)`` seconds of trace time (tasks submitted in it,
+    their submit times shifted by ``start``); the sample sizes are ``task_fraction`` and
+    ``n_machines``; the trace directory is ``root``: all are parameters, so another window
+    or excerpt runs unchanged. ``seed`` draws both the job sample and the machine sample.
     Tasks scheduled at least once in the first ``n_parts`` parts (≈14.1 h) are kept; a
     random ``task_fraction`` of *jobs* (hash-free: uniform with the seed) is kept so that
     the number of tasks is about the paper's 68,000 (0.147 × 464k). Each task's submit is
@@ -428,7 +502,9 @@ def google_hybrid(seed: int = 0, *, task_fraction: float = 0.147, hours: float =
         msg = f"no Google 2011 task_events parts under {root}"
         raise FileNotFoundError(msg)
     tasks = _read_google_tasks(parts)
-    tasks = tasks[tasks["submit"] < hours * 3600.0]
+    sub = tasks["submit"].to_numpy(dtype=float)
+    tasks = tasks[(sub >= start) & (sub < start + hours * 3600.0)].copy()
+    tasks["submit"] -= start
     rng = np.random.default_rng(np.random.SeedSequence([seed, 20110]))
     jobs = tasks["job_id"].unique()
     keep_jobs = jobs[rng.random(len(jobs)) < task_fraction]
@@ -447,6 +523,7 @@ def google_hybrid(seed: int = 0, *, task_fraction: float = 0.147, hours: float =
                                     / "part-00000-of-00001.csv.gz")
     info = {"workload": "Google-2011", "seed": seed, "tasks": len(frame),
             "task_fraction": task_fraction, "parts": len(parts), "mem_scale": mem_scale,
+            "start": start, "hours": hours, "n_machines": n_machines,
             "offered_cpu_load": float(runtime.sum() * CORE / (hours * 3600.0)
                                       / cluster.capacity[:, 0].sum())}
     return HybridWorkload(frame, cluster, info)
