@@ -53,3 +53,18 @@ def test_capacity_max_capacity_stops_a_queue_at_its_cap(cap, a2_start):
           .task("A2", "t", at=1, n=4, dur=10, queue="a").frame())
     res = schedlab.simulate(wl, machines((8, 8)), "capacity", params={"max_capacity": cap})
     assert _starts(res)[("A2", "t")] == [a2_start] * 4
+
+
+# --- Fair scheduler: memory shares, progressive filling ---------------------------------------
+
+def test_fair_fills_the_job_with_the_smaller_memory_share_first():
+    """One machine <8 cpu, 16 mem>, instances <1 cpu, 2 mem>. From 0, A holds 4 mem (2
+    instances) and B 2 mem (1). At 1 both ask for 6 more, and 5 fit (5 cpu left). Filling one
+    at a time, smallest share first (ties: A, the earlier task): B 2->4, A 4->6, B 4->6,
+    A 6->8, B 6->8. So B gets 3 and A 2; the share values themselves do not matter, only
+    their order (any positive scale of the total gives the same schedule)."""
+    wl = (WorkloadBuilder().task("A", "t", n=2, mem=2, dur=100).task("B", "t", n=1, mem=2, dur=100)
+          .task("A", "u", at=1, n=6, mem=2, dur=100).task("B", "u", at=1, n=6, mem=2, dur=100).frame())
+    res = schedlab.simulate(wl, machines((8, 16)), "fair")
+    s = _starts(res)
+    assert s[("A", "u")].count(1.0) == 2 and s[("B", "u")].count(1.0) == 3
