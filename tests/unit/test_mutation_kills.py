@@ -1,5 +1,6 @@
 """Pins found by mutation testing (docs/guides/testing.md): each test kills mutants of the
 engine, the cluster model or a baseline policy that the rest of the fast suite let live."""
+import numpy as np
 import pytest
 
 import schedlab
@@ -68,3 +69,132 @@ def test_fair_fills_the_job_with_the_smaller_memory_share_first():
     res = schedlab.simulate(wl, machines((8, 16)), "fair")
     s = _starts(res)
     assert s[("A", "u")].count(1.0) == 2 and s[("B", "u")].count(1.0) == 3
+
+
+# --- Engine: contention, promotion, reservations (scripted policies) --------------------------
+from schedlab.cluster.actions import Place, Promote, Reserve, Status  # noqa: E402
+from schedlab.policies.base import Policy  # noqa: E402
+
+
+def _index(w, job, task):
+    return next(t for t in range(w.n_tasks) if w.job_ids[w.job[t]] == job and w.task_ids[t] == task)
+
+
+def _ends(res):
+    return res.tasks.groupby("job_id", observed=True)["end_time"].max().to_dict()
+
+
+class OppByName(Policy):
+    """Places every pending task on machine 0 as soon as it arrives; jobs named O* go
+    opportunistic (and sticky), the others regular."""
+
+    name = "test-opp-by-name"
+    oversubscribes = True
+
+    def decide(self, view):
+        w = self.workload
+        return [Place(int(t), 0, int(view.pending[t]), opportunistic=str(w.job_ids[w.job[t]]).startswith("O"),
+                      sticky=str(w.job_ids[w.job[t]]).startswith("O"))
+                for t in view.pending_tasks()]
+
+
+def _contention_workload():
+    # machine: 4 cpu. R regular uses 2 cpu; O opportunistic uses 4 cpu; both run 10 s alone
+    return (WorkloadBuilder().task("R", "t", cpu=2, mem=1, dur=10, cpu_used=2.0, mem_used=1.0)
+            .task("O", "t", cpu=4, mem=1, dur=10, cpu_used=4.0, mem_used=1.0).frame())
+
+
+def test_opportunistic_work_gets_only_what_regular_work_leaves():
+    """Yielding (the default): R uses 2 of 4 cpu and runs at full speed, ending at 10; O
+    gets the 2 cpu left for its 4, so it runs at half speed: 5 s of work by 10, then full
+    speed for the other 5 s: it ends at 15."""
+    res = schedlab.simulate(_contention_workload(), machines((4, 100)), OppByName())
+    assert _ends(res) == pytest.approx({"R": 10.0, "O": 15.0})
+
+
+def test_without_yielding_everyone_slows_down_together():
+    """opportunistic_yields=False: 2 + 4 = 6 cpu wanted on 4, so both run at 4/6: 10 s of
+    work take 15 s, and both end at 15."""
+    res = schedlab.simulate(_contention_workload(), machines((4, 100)), OppByName(),
+                            config={"opportunistic_yields": False})
+    assert _ends(res) == pytest.approx({"R": 15.0, "O": 15.0})
+
+
+class PromoteAtFour(OppByName):
+    """OppByName, and at t = 4 (its timer) promotes O1's group after checking the view."""
+
+    name = "test-promote-at-4"
+    seen: dict = {}
+
+    def timers(self):
+        return {"promote": 4.0}
+
+    def decide(self, view):
+        acts = super().decide(view)
+        if "promote" in view.trigger.timers and view.now == 4.0:
+            g = view.running_groups()
+            o1 = int(np.flatnonzero(g.task == _index(self.workload, "O1", "t"))[0])
+            r = int(np.flatnonzero(g.task == _index(self.workload, "R", "t"))[0])
+            self.seen.update(n=len(g), machine=g.machine.tolist(), count=g.count.tolist(),
+                             o1=(g.start_time[o1], g.alloc_time[o1], bool(g.opportunistic[o1]),
+                                 bool(g.sticky[o1]), bool(g.running[o1]), int(g.attempt[o1])),
+                             r=(bool(g.opportunistic[r]), bool(g.sticky[r])),
+                             opp_alloc=float(view.opportunistic_allocated[0, 0]),
+                             alloc=float(view.allocated[0, 0]))
+            acts.append(Promote(int(g.gid[o1])))
+        return acts
+
+
+def test_promotion_keeps_progress_and_moves_the_allocation():
+    """4 cpu. R (regular, 2 cpu, 30 s) and O2 (opportunistic, 2 cpu, 30 s) start at 0; O1
+    (opportunistic, 2 cpu, 10 s) at 1. Opportunistic work shares the 2 cpu R leaves: rate 1
+    until 1, then 1/2 each. At 4, O1 has done 1.5 s and is promoted: regular work now uses
+    all 4 cpu, so O1 runs at full speed (8.5 s left: it ends at 12.5) and O2 stops. O2 did
+    1 + 1.5 = 2.5 s by 4 and resumes at full speed at 12.5: 27.5 s more, ending at 40. R ends
+    at 30. At 4 the view shows 3 groups on machine 0, 2 cpu allocated (R) and 4 cpu of
+    opportunistic allocation."""
+    wl = (WorkloadBuilder().task("R", "t", cpu=2, mem=1, dur=30, cpu_used=2.0, mem_used=1.0)
+          .task("O2", "t", cpu=2, mem=1, dur=30, cpu_used=2.0, mem_used=1.0)
+          .task("O1", "t", at=1, cpu=2, mem=1, dur=10, cpu_used=2.0, mem_used=1.0).frame())
+    pol = PromoteAtFour()
+    pol.seen = {}
+    res = schedlab.simulate(wl, machines((4, 100)), pol)
+    assert _ends(res) == pytest.approx({"R": 30.0, "O1": 12.5, "O2": 40.0})
+    assert pol.seen["n"] == 3 and pol.seen["machine"] == [0, 0, 0] and pol.seen["count"] == [1, 1, 1]
+    assert pol.seen["o1"] == (1.0, 1.0, True, True, True, 0)
+    assert pol.seen["r"] == (False, False)
+    assert pol.seen["alloc"] == 2.0 and pol.seen["opp_alloc"] == 4.0
+    assert res.summary["actions_rejected"] == 0
+
+
+class ReserveThenPlace(Policy):
+    """First decision: three reservations and three placements (scripted); afterwards, each
+    pending task goes to machine 0 if it fits."""
+
+    name = "test-reserve"
+
+    def decide(self, view):
+        w = self.workload
+        a, b, c = (_index(w, j, "t") for j in ("J0", "J1", "J2"))
+        if view.now == 0.0:
+            return [Reserve(0, 0, (2.0,)), Reserve(0, 1, (1.0,)), Reserve(0, 2, (2.0,)),
+                    Reserve(5, 0, (1.0,)), Place(c, 0), Place(a, 0), Place(b, 0)]
+        free = view.free()[0]
+        return [Place(int(t), 0) for t in view.pending_tasks() if (w.request[t][:2] <= free[:2]).all()]
+
+
+def test_reservations_hold_room_for_their_job_only():
+    """4 cpu. J0 reserves 2, J1 reserves 1; J2's reservation of 2 is refused (1 free), and so
+    is the reservation on machine 5, which does not exist. J2's task (2 cpu) then finds 1
+    cpu it may use and is refused; J0 (2 cpu) and J1 (1 cpu) start in their reservations.
+    J2 starts when J0 ends at 10."""
+    wl = (WorkloadBuilder().task("J0", "t", cpu=2, mem=1, dur=10).task("J1", "t", cpu=1, mem=1, dur=20)
+          .task("J2", "t", cpu=2, mem=1, dur=10).frame())
+    res = schedlab.simulate(wl, machines((4, 100)), ReserveThenPlace())
+    s = _starts(res)
+    assert s[("J0", "t")] == [0.0] and s[("J1", "t")] == [0.0] and s[("J2", "t")] == [10.0]
+    rej = res.rejections
+    assert rej["action"].tolist()[:3] == ["Reserve", "Reserve", "Place"]
+    assert rej["status"].tolist()[:3] == [Status.UNSCHEDULABLE.value, Status.INFEASIBLE.value,
+                                          Status.UNSCHEDULABLE.value]
+    assert "cannot reserve more than is free" in rej["reason"].iloc[0]
