@@ -198,3 +198,54 @@ def test_reservations_hold_room_for_their_job_only():
     assert rej["status"].tolist()[:3] == [Status.UNSCHEDULABLE.value, Status.INFEASIBLE.value,
                                           Status.UNSCHEDULABLE.value]
     assert "cannot reserve more than is free" in rej["reason"].iloc[0]
+
+
+# --- Engine: node-local queues and drops ------------------------------------------------------
+from schedlab.cluster.actions import Dequeue, Drop, Enqueue  # noqa: E402
+
+
+class QueueScript(Policy):
+    """t = 0: A runs; B's 2 instances and C join machine 0's node queue, D is dropped, then C
+    is taken back out; 3 more actions must be refused. Later: queued work first, then the
+    pending tasks, each if it fits."""
+
+    name = "test-queue-script"
+    queues_seen: list = []
+
+    def decide(self, view):
+        w = self.workload
+        A, B, C, D = (_index(w, j, "t") for j in "ABCD")
+        if view.now == 0.0:
+            return [Place(A, 0), Enqueue(B, 0, 2), Enqueue(C, 0, 1), Drop(D, 1), Dequeue(C, 0, 1),
+                    Enqueue(B, 0, 1), Dequeue(C, 0, 1), Drop(D, 1), Enqueue(B, 7, 1)]
+        self.queues_seen.append((view.now, view.node_queue(0)))
+        acts, free = [], float(view.free()[0, 0])
+        for task, count, _, _ in view.node_queue(0):
+            if w.request[task][0] * count <= free:
+                acts.append(Place(task, 0, count, from_queue=True))
+                free -= w.request[task][0] * count
+        for t in view.pending_tasks():
+            if w.request[t][0] * view.pending[t] <= free:
+                acts.append(Place(int(t), 0, int(view.pending[t])))
+                free -= w.request[t][0] * view.pending[t]
+        return acts
+
+
+def test_node_queue_enqueue_dequeue_and_drop():
+    """2 cpu. A (2 cpu, 10 s) runs 0-10. B's two 1-cpu instances wait in the node queue
+    (enqueued at 0) and start together when A ends, 10-15; C (1 cpu, 1 s) was dequeued back
+    to pending, so it waits behind the queue and runs 15-16. D is dropped at 0. Refused:
+    enqueueing a third B (none pending), dequeueing C again (none queued), dropping D again,
+    and a queue on machine 7 (no such machine)."""
+    wl = (WorkloadBuilder().task("A", "t", cpu=2, dur=10).task("B", "t", cpu=1, dur=5, n=2)
+          .task("C", "t", cpu=1, dur=1).task("D", "t", cpu=1, dur=1).frame())
+    pol = QueueScript()
+    pol.queues_seen = []
+    res = schedlab.simulate(wl, machines((2, 100)), pol)
+    s = _starts(res)
+    assert s[("A", "t")] == [0.0] and s[("B", "t")] == [10.0, 10.0] and s[("C", "t")] == [15.0]
+    out = res.tasks.set_index("job_id")["outcome"].astype(str)
+    assert out["D"] == "dropped" and (out.drop("D") == "completed").all()
+    b = _index(res.sim.w, "B", "t")
+    assert pol.queues_seen[0] == (10.0, [(b, 2, 0.0, False)])
+    assert res.rejections["status"].tolist() == [Status.UNSCHEDULABLE.value] * 3 + [Status.INFEASIBLE.value]
