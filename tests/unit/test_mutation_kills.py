@@ -249,3 +249,26 @@ def test_node_queue_enqueue_dequeue_and_drop():
     b = _index(res.sim.w, "B", "t")
     assert pol.queues_seen[0] == (10.0, [(b, 2, 0.0, False)])
     assert res.rejections["status"].tolist() == [Status.UNSCHEDULABLE.value] * 3 + [Status.INFEASIBLE.value]
+
+
+class DelayedStart(OppByName):
+    """OppByName, but regular work starts after a 2 s start-up delay."""
+
+    name = "test-delayed-start"
+
+    def decide(self, view):
+        return [Place(a.task, a.machine, a.count, opportunistic=a.opportunistic,
+                      startup_delay=0.0 if a.opportunistic else 2.0) for a in super().decide(view)]
+
+
+def test_startup_delay_allocates_at_once_but_uses_and_starts_later():
+    """4 cpu. R (regular, 2 cpu, 10 s) is allocated at 0 but starts at 2 and ends at 12; its
+    wait is 2. O (opportunistic, uses 4 cpu, 10 s) has the machine to itself while R starts
+    up: 2 s done by 2, then half speed beside R: 5 s more by 12, and the last 3 s alone: it
+    ends at 15 (16 if R's usage counted from its allocation)."""
+    res = schedlab.simulate(_contention_workload(), machines((4, 100)), DelayedStart())
+    r = res.tasks.set_index("job_id").loc["R"]
+    assert (r["start_time"], r["end_time"]) == pytest.approx((2.0, 12.0))
+    assert res.attempts.set_index(res.attempts["task"])["alloc_time"].min() == 0.0
+    assert res.jobs.set_index("job_id")["wait"].to_dict()["R"] == pytest.approx(2.0)
+    assert _ends(res)["O"] == pytest.approx(15.0)
