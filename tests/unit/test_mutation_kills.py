@@ -272,3 +272,56 @@ def test_startup_delay_allocates_at_once_but_uses_and_starts_later():
     assert res.attempts.set_index(res.attempts["task"])["alloc_time"].min() == 0.0
     assert res.jobs.set_index("job_id")["wait"].to_dict()["R"] == pytest.approx(2.0)
     assert _ends(res)["O"] == pytest.approx(15.0)
+
+
+# --- Engine: memory pressure --------------------------------------------------------------
+from schedlab.cluster.actions import Preempt  # noqa: E402
+
+
+def _killed_jobs(res):
+    att = res.attempts[res.attempts.outcome == 3]
+    return {str(res.sim.w.job_ids[res.sim.w.job[t]]) for t in att.task}
+
+
+def test_memory_overrun_kills_opportunistic_work_before_regular():
+    """mem 4. O (opportunistic, uses 2 mem, priority 5) starts at 0; R (regular, uses 3 mem,
+    priority 0) at 1: 5 > 4. Opportunistic work goes first whatever its priority or start,
+    so O is killed (then re-placed and killed again until we stop), never R."""
+    wl = (WorkloadBuilder().task("O", "t", dur=10, mem=1, mem_used=2, prio=5)
+          .task("R", "t", at=1, dur=10, mem=1, mem_used=3, prio=0).frame())
+    res = schedlab.simulate(wl, machines((8, 4)), OppByName(), until=1.5)
+    assert _killed_jobs(res) == {"O"}
+
+
+def test_memory_overrun_ties_go_to_the_later_placement():
+    """mem 4. O1 (uses 2) and O2 (uses 1) are placed together at 0 (O2 second), R (uses 2)
+    at 1: 5 > 4. O1 and O2 tie on class, priority and start, so the later placement, O2,
+    is killed: 4 fits."""
+    wl = (WorkloadBuilder().task("O1", "t", dur=10, mem=1, mem_used=2).task("O2", "t", dur=10, mem=1, mem_used=1)
+          .task("R", "t", at=1, dur=10, mem=1, mem_used=2).frame())
+    res = schedlab.simulate(wl, machines((8, 4)), OppByName(), until=1.5)
+    assert _killed_jobs(res) == {"O2"}
+
+
+class KillOldest(OppByName):
+    """Places each task only when it arrives (a killed task stays pending); under memory
+    pressure, preempts the oldest running group itself."""
+
+    name = "test-kill-oldest"
+
+    def decide(self, view):
+        return [a for a in super().decide(view) if self.workload.submit_time[a.task] == view.now]
+
+    def on_memory_pressure(self, view, machine):
+        g = view.running_groups()
+        return [Preempt(int(g.gid[np.argmin(g.start_time)]), outcome="killed")]
+
+
+def test_the_policy_chooses_memory_victims_when_it_wants_to():
+    """mem 4, regular work only. R1 (uses 2) starts at 0, R2 (uses 3) at 1: 5 > 4. The policy
+    kills the oldest, R1, which is enough; the default rule (most recent first) would have
+    killed R2."""
+    wl = (WorkloadBuilder().task("R1", "t", dur=10, mem=1, mem_used=2)
+          .task("R2", "t", at=1, dur=10, mem=1, mem_used=3).frame())
+    assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), KillOldest(), until=1.5)) == {"R1"}
+    assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), "fifo", until=1.5)) == {"R2"}
