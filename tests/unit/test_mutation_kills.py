@@ -147,7 +147,7 @@ class PromoteAtFour(OppByName):
 
 def test_promotion_keeps_progress_and_moves_the_allocation():
     """4 cpu. R (regular, 2 cpu, 30 s) and O2 (opportunistic, 2 cpu, 30 s) start at 0; O1
-    (opportunistic, 2 cpu, 10 s) at 1. Opportunistic work shares the 2 cpu R leaves: rate 1
+    (opportunistic, 2 instances of 1 cpu in one group, 10 s) at 1. Opportunistic work shares the 2 cpu R leaves: rate 1
     until 1, then 1/2 each. At 4, O1 has done 1.5 s and is promoted: regular work now uses
     all 4 cpu, so O1 runs at full speed (8.5 s left: it ends at 12.5) and O2 stops. O2 did
     1 + 1.5 = 2.5 s by 4 and resumes at full speed at 12.5: 27.5 s more, ending at 40. R ends
@@ -155,12 +155,12 @@ def test_promotion_keeps_progress_and_moves_the_allocation():
     opportunistic allocation."""
     wl = (WorkloadBuilder().task("R", "t", cpu=2, mem=1, dur=30, cpu_used=2.0, mem_used=1.0)
           .task("O2", "t", cpu=2, mem=1, dur=30, cpu_used=2.0, mem_used=1.0)
-          .task("O1", "t", at=1, cpu=2, mem=1, dur=10, cpu_used=2.0, mem_used=1.0).frame())
+          .task("O1", "t", at=1, cpu=1, mem=1, dur=10, n=2, cpu_used=1.0, mem_used=1.0).frame())
     pol = PromoteAtFour()
     pol.seen = {}
     res = schedlab.simulate(wl, machines((4, 100)), pol)
     assert _ends(res) == pytest.approx({"R": 30.0, "O1": 12.5, "O2": 40.0})
-    assert pol.seen["n"] == 3 and pol.seen["machine"] == [0, 0, 0] and pol.seen["count"] == [1, 1, 1]
+    assert pol.seen["n"] == 3 and pol.seen["machine"] == [0, 0, 0] and pol.seen["count"] == [1, 1, 2]
     assert pol.seen["o1"] == (1.0, 1.0, True, True, True, 0)
     assert pol.seen["r"] == (False, False)
     assert pol.seen["alloc"] == 2.0 and pol.seen["opp_alloc"] == 4.0
