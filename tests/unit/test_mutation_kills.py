@@ -325,3 +325,18 @@ def test_the_policy_chooses_memory_victims_when_it_wants_to():
           .task("R2", "t", at=1, dur=10, mem=1, mem_used=3).frame())
     assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), KillOldest(), until=1.5)) == {"R1"}
     assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), "fifo", until=1.5)) == {"R2"}
+
+
+# --- DRF on a normalised cluster ------------------------------------------------------------
+
+def test_drf_shares_are_fractions_of_each_resource_total():
+    """Cluster <2 cpu, 1 mem> (totals of 2 and 1, as in normalised traces; binary fractions,
+    so the arithmetic is exact). A's tasks <0.25, 0.25> have dominant share 0.25 (mem), B's
+    <0.75, 0.0625> 0.375 (cpu). One task at a time, lowest share first (tie: A): A 0.25,
+    B 0.375, A 0.5, B 0.75; now the 2 cpu are taken: A 2 and B 2 start at 0. Shares in
+    absolute amounts would give A 3, B 1; ignoring the 1-unit memory total, A 4, B 1."""
+    wl = (WorkloadBuilder().task("A", "t", dur=5, cpu=0.25, mem=0.25, n=4)
+          .task("B", "t", dur=5, cpu=0.75, mem=0.0625, n=4).frame())
+    res = schedlab.simulate(wl, machines((2, 1)), "drf")
+    first = res.tasks[res.tasks.start_time == 0.0]
+    assert first.groupby("job_id", observed=True).size().to_dict() == {"A": 2, "B": 2}
