@@ -57,8 +57,22 @@ def test_fifo_matches_erlang_c_heavy_load(c, lam, mu):
     _check(c, lam, mu, n=20000, reps=10)
 
 
-def test_mm1_closed_form_is_the_c1_case():
-    assert erlang_c(1, 0.6) / (1.0 - 0.6) == pytest.approx(0.6 / (1.0 - 0.6))
+def test_md1_wait_matches_pollaczek_khinchine():
+    """schedlab's FIFO with constant service is M/D/1. Pollaczek-Khinchine gives its mean
+    wait λE[S²] / (2(1 - ρ)) = ρ / (2μ(1 - ρ)) (a formula independent of erlang_c, and half
+    the M/M/1 wait, so an engine that drew exponential services would fail). 14 batch means
+    of 500 jobs each after a warm-up give a CI of about ±10%."""
+    lam, service, n = 0.7, 1.0, 8_000
+    wl = poisson_jobs(n, seed=11, rate=lam, duration={"dist": "const", "value": service},
+                      cpu=1.0, mem=0.0)
+    res = schedlab.simulate(wl, homogeneous_cluster(1, cpu=1.0, mem=1.0), "fifo",
+                            config={"record_levels": False})
+    waits = res.jobs.sort_values("submit_time")["wait"].to_numpy()[1000:]
+    rho = lam * service
+    expected = rho * service / (2 * (1 - rho))
+    lo, hi = ci(waits.reshape(14, -1).mean(axis=1))
+    assert lo <= expected <= hi, f"P-K wait {expected:.4f} outside CI [{lo:.4f}, {hi:.4f}]"
+    assert hi - lo < 0.4 * expected           # tight enough that M/M/1's 2x would show
 
 
 def test_mm_infinity_has_no_wait_and_exponential_response():

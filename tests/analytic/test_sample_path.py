@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import schedlab
+from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import homogeneous_cluster
+from schedlab.policies.base import Policy
 from schedlab.workload.generators import poisson_jobs
 
 
@@ -53,3 +55,43 @@ def test_recursion_matches_hand_worked_case():
     # (job0 ends at 3, job2 at 3) -> 1.5.
     waits = kiefer_wolfowitz_waits(np.array([0, 0, 1, 1.5]), np.array([3, 2, 1, 1.0]), 2)
     np.testing.assert_allclose(waits, [0, 0, 1, 1.5])
+
+
+class Lifo(Policy):
+    """A planted ordering bug: the most recently submitted waiting job goes first."""
+
+    name = "test-lifo"
+
+    def decide(self, view):
+        free = int(view.free()[0, 0] + 1e-9)
+        newest = sorted(view.pending_tasks(), key=lambda t: -self.workload.submit_time[t])
+        return [Place(int(t), 0, 1) for t in newest[:free]]
+
+
+def _waits(policy, service_scale=1.0, c=2, n=1500):
+    wl = poisson_jobs(n, seed=5, rate=0.9 * c, duration={"dist": "exponential", "mean": 1.0},
+                      cpu=1.0, mem=0.0).sort_values("submit_time", kind="stable")
+    biased = wl.assign(duration=wl["duration"] * service_scale)
+    res = schedlab.simulate(biased, homogeneous_cluster(1, cpu=float(c), mem=1.0), policy,
+                            config={"record_levels": False})
+    expected = kiefer_wolfowitz_waits(wl["submit_time"].to_numpy(), wl["duration"].to_numpy(), c)
+    got = res.jobs.set_index("job_id").loc[wl["job_id"], "wait"].to_numpy()
+    return got, expected
+
+
+def test_the_oracle_catches_a_3_percent_service_bias():
+    """Services 3% longer than the workload says (a plausible engine bug) move the waits by
+    far more than the 1e-9 tolerance, while the mean moves by only ~5%, inside Erlang-C's CI."""
+    got, expected = _waits("fifo", service_scale=1.03)
+    assert np.abs(got - expected).max() > 1e-3
+    assert not np.allclose(got, expected, rtol=0, atol=1e-9)
+    ok, ref = _waits("fifo")
+    np.testing.assert_allclose(ok, ref, rtol=0, atol=1e-9)      # same setting, no bias: exact
+
+
+def test_the_oracle_catches_an_ordering_bug():
+    """LIFO keeps the server as busy as FIFO, so the mean wait (all that Erlang-C checks)
+    barely moves, but the per-job FCFS waits do."""
+    got, expected = _waits(Lifo())
+    assert got.mean() == pytest.approx(expected.mean(), rel=0.15)   # the mean cannot tell
+    assert np.abs(got - expected).max() > 1.0

@@ -1,6 +1,5 @@
 """Ray backend on a local two-node cluster: kill a node mid-sweep, rerun, exactly once."""
 import threading
-import time
 
 import pandas as pd
 import pytest
@@ -27,7 +26,11 @@ def two_node_cluster():
         cluster.shutdown()
 
 
-def test_node_killed_mid_sweep_then_rerun(tmp_path, two_node_cluster):
+def test_node_killed_mid_sweep_then_rerun(tmp_path, two_node_cluster, monkeypatch):
+    """The node is killed on an event, not a clock: the driver stores its first result, then
+    waits in the store until the test has removed the worker node, so the kill always lands
+    with 1 of 8 results stored and the rest still owed."""
+    from schedlab.sweeps.store import ResultStore
     from schedlab.workload.generators import demo_workload
     wl = tmp_path / "w.csv"
     demo_workload(1, n_jobs=30).to_csv(wl, index=False)
@@ -36,6 +39,16 @@ def test_node_killed_mid_sweep_then_rerun(tmp_path, two_node_cluster):
     cluster, worker = two_node_cluster
     assert len([n for n in ray.nodes() if n["Alive"]]) == 2
     box: dict = {}
+    stored_one, killed = threading.Event(), threading.Event()
+    write = ResultStore.write
+
+    def write_then_wait(self, row):
+        path = write(self, row)
+        if not stored_one.is_set():
+            stored_one.set()
+            killed.wait(timeout=300)
+        return path
+    monkeypatch.setattr(ResultStore, "write", write_then_wait)
 
     def run():
         try:
@@ -45,14 +58,14 @@ def test_node_killed_mid_sweep_then_rerun(tmp_path, two_node_cluster):
 
     th = threading.Thread(target=run)
     th.start()
-    deadline = time.monotonic() + 120
-    while len(list((out / "results").glob("trial-*.parquet"))) < 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert stored_one.wait(timeout=300), box.get("exc")
+    assert len(list((out / "results").glob("trial-*.parquet"))) == 1
     cluster.remove_node(worker)                     # kill the worker node mid-sweep
+    killed.set()
     th.join(timeout=300)
     assert not th.is_alive()
-    n_after_kill = len(list((out / "results").glob("trial-*.parquet")))
-    assert n_after_kill >= 1
+    monkeypatch.undo()
+    assert len(list((out / "results").glob("trial-*.parquet"))) >= 1
 
     st: dict = {}
     df = sweep(spec, backend="ray", out=out, stats=st)      # rerun: resume

@@ -1,4 +1,7 @@
 """Sweep specs: expansion, seeds, trial ids, readable validation errors."""
+import hashlib
+import json
+
 import numpy as np
 import pytest
 
@@ -29,9 +32,30 @@ def test_trial_id_stable_and_config_sensitive():
     b = TrialConfig(policy="fifo", params={"gang": False, "strict": True}, seed=5, label="x", seed_index=3)
     c = TrialConfig(policy="fifo", params={"strict": True, "gang": False}, seed=6)
     assert a.trial_id == b.trial_id != c.trial_id
-    assert a.trial_id == "%s" % a.trial_id and len(a.trial_id) == 16
-    # the id is a hash of the config, the same in every process and version of Python
-    assert TrialConfig(policy="fifo").trial_id == TrialConfig(policy="fifo").trial_id
+
+
+def test_trial_id_is_the_documented_hash():
+    """The id is the first 16 hex digits of SHA-256 over the canonical JSON (sorted keys, no
+    spaces) of policy, params, workload, cluster, seed, engine and the inputs' content
+    fingerprints (null for builtin names). The JSON is written out by hand here and the
+    digest below was computed outside Python (``printf '%s' "$JSON" | sha256sum``), so it is
+    the same in every process and Python version."""
+    text = ('{"cluster":"builtin:demo","engine":{},"inputs":[null,null],'
+            '"params":{"gang":false,"strict":true},"policy":"fifo","seed":5,"workload":"builtin:demo"}')
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "6d397f88d5e76923"
+    a = TrialConfig(policy="fifo", params={"strict": True, "gang": False}, seed=5)
+    assert a.trial_id == "6d397f88d5e76923"
+
+
+def test_trial_id_covers_a_workload_file_by_content(tmp_path):
+    """A file input enters as the first 16 hex digits of the SHA-256 of its bytes
+    (``printf 'job_id,task_id\\n' | sha256sum`` gives ed89572cd591dd3b)."""
+    f = tmp_path / "w.csv"
+    f.write_bytes(b"job_id,task_id\n")
+    text = json.dumps({"cluster": "builtin:demo", "engine": {}, "inputs": ["ed89572cd591dd3b", None],
+                       "params": {}, "policy": "fifo", "seed": 0, "workload": str(f)},
+                      sort_keys=True, separators=(",", ":"))
+    assert TrialConfig(policy="fifo", workload=str(f)).trial_id == hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def test_random_mode_is_reproducible_and_ranges():

@@ -8,9 +8,9 @@
 - no attempt starts before its task was submitted or before all parent tasks ended;
 - time is monotone: alloc <= start <= end for every attempt, and the level series is sorted.
 
-``check_policy(policy_id)`` (after Gymnasium's ``check_env``) runs a policy on a small
-workload twice and verifies it leaves the view unmutated, is deterministic for a seed, and
-only names known tasks and machines.
+``check_policy(policy)`` (after Gymnasium's ``check_env``) runs a policy on a small
+workload twice and verifies it leaves the view unmutated, is deterministic for a seed,
+only names known tasks and machines, keeps the invariants above, and finishes the work.
 """
 from __future__ import annotations
 
@@ -96,15 +96,22 @@ def _check_capacity(sim: Any, reg: pd.DataFrame) -> None:
         raise AssertionError(msg)
 
 
-def check_policy(policy_id: str, *, params: dict | None = None, seed: int = 0) -> None:
-    """Conformance: no view mutation, determinism per seed, only known tasks/machines."""
+def check_policy(policy: "str | type", *, params: dict | None = None, seed: int = 0,
+                 horizon: float = 20_000.0) -> None:
+    """Conformance: no view mutation, only known tasks/machines, determinism per seed,
+    the run's invariants (:func:`check_invariants`), and progress: every task instance of
+    the small workload must end (complete or be dropped on purpose) by ``horizon``.
+
+    ``policy`` is a registry id or a Policy subclass (built with ``params``).
+    """
+    import schedlab
+    from schedlab.cluster.actions import Enqueue, Place
     from schedlab.cluster.spec import homogeneous_cluster
-    from schedlab.engine.simulation import Simulation
-    from schedlab.cluster.actions import Place, Enqueue
     from schedlab.policies.registry import make_policy
     from schedlab.workload.generators import phased_jobs
     from schedlab.workload.job import Workload
 
+    name = policy if isinstance(policy, str) else getattr(policy, "__name__", str(policy))
     df = phased_jobs(12, seed=seed, rate=2.0, cpu={"dist": "choice", "values": [1, 2]},
                      mem={"dist": "choice", "values": [1, 4]},
                      cpu_usage_ratio={"dist": "uniform", "low": 0.3, "high": 0.9},
@@ -114,8 +121,7 @@ def check_policy(policy_id: str, *, params: dict | None = None, seed: int = 0) -
     cluster = homogeneous_cluster(4, cpu=8, mem=16, slots=8)
     logs = []
     for _ in range(2):
-        pol = make_policy(policy_id, params)
-        sim = Simulation(w, cluster, pol, seed=seed)
+        pol = make_policy(policy, params) if isinstance(policy, str) else policy(params or {})
         log: list[Any] = []
         original = pol.decide
 
@@ -123,14 +129,28 @@ def check_policy(policy_id: str, *, params: dict | None = None, seed: int = 0) -
             before = {k: getattr(view, k).copy() for k in ("allocated", "pending", "used", "capacity")}
             acts = list(_orig(view) or ())
             for k, arr in before.items():
-                assert np.array_equal(arr, getattr(view, k)), f"{policy_id} mutated view.{k}"
+                assert np.array_equal(arr, getattr(view, k)), f"{name} mutated view.{k}"
             for a in acts:
                 if isinstance(a, (Place, Enqueue)):
-                    assert 0 <= a.task < w.n_tasks, f"{policy_id} named unknown task {a.task}"
-                    assert 0 <= a.machine < cluster.n_machines, f"{policy_id} named unknown machine {a.machine}"
+                    assert 0 <= a.task < w.n_tasks, f"{name} named unknown task {a.task}"
+                    assert 0 <= a.machine < cluster.n_machines, f"{name} named unknown machine {a.machine}"
             _log.append((view.now, tuple(acts)))
             return acts
         pol.decide = spy
-        sim.run_until_drained()
+        res = schedlab.simulate(w, cluster, pol, seed=seed, until=horizon)
+        _check_progress(name, res, w.n_instances, horizon)
+        check_invariants(res)
         logs.append(log)
-    assert logs[0] == logs[1], f"{policy_id} is not deterministic for one seed"
+    assert logs[0] == logs[1], f"{name} is not deterministic for one seed"
+
+
+def _check_progress(name: str, res: Any, n_instances: int, horizon: float) -> None:
+    """Every instance ended; a policy that places nothing (or stalls) fails here."""
+    s = res.summary
+    unfinished = int(s["instances_unfinished"])
+    if unfinished:
+        why = "the engine found it stuck" if s["stuck"] else f"still running at t = {horizon:g} s"
+        msg = (f"{name} made no progress on {unfinished} of {n_instances} task instances "
+               f"({why}; completed {s['instances_completed']}, dropped {s['instances_dropped']})")
+        raise AssertionError(msg)
+    assert int(s["instances_completed"]) > 0, f"{name} dropped every task instance and completed none"

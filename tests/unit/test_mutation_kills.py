@@ -1,0 +1,342 @@
+"""Pins found by mutation testing (docs/guides/testing.md): each test kills mutants of the
+engine, the cluster model or a baseline policy that the rest of the fast suite let live."""
+import numpy as np
+import pytest
+
+import schedlab
+from schedlab.testing.builders import WorkloadBuilder, machines
+
+
+def _starts(res):
+    """{(job, task): sorted start times of its instances}"""
+    t = res.tasks
+    return {k: sorted(g["start_time"].tolist()) for k, g in t.groupby(["job_id", "task_id"], observed=True)}
+
+
+# --- Capacity scheduler: guarantees, calculators, max capacity --------------------------------
+# One machine <8 cpu, 8 mem>. Instances are <1, 1> and run 100 s unless said otherwise.
+
+def test_capacity_ranks_queues_by_usage_over_guarantee():
+    """Guarantees a = 0.75, b = the rest (0.25). At 0, a runs 2 and b 1 instance, so at 1
+    a's used/guaranteed memory is (2/8)/0.75 = 1/3 and b's (1/8)/0.25 = 1/2: a is the more
+    under-served and its 5 new instances take the 5 free slots; b's 5 wait until 100.
+    With equal guarantees b (1/4 against a's 1/2) would go first instead."""
+    wl = (WorkloadBuilder().task("A1", "t", n=2, dur=100, queue="a").task("B1", "t", n=1, dur=100, queue="b")
+          .task("A2", "t", at=1, n=5, dur=10, queue="a").task("B2", "t", at=1, n=5, dur=10, queue="b").frame())
+    res = schedlab.simulate(wl, machines((8, 8)), "capacity", params={"queues": {"a": 0.75}})
+    s = _starts(res)
+    assert s[("A2", "t")] == [1.0] * 5
+    assert s[("B2", "t")] == [11.0] * 5          # A2 ends at 11 and frees 5 slots
+    equal = _starts(schedlab.simulate(wl, machines((8, 8)), "capacity", params={"queues": {"a": 0.5}}))
+    assert equal[("B2", "t")] == [1.0] * 5 and equal[("A2", "t")] == [11.0] * 5
+
+
+@pytest.mark.parametrize("calculator, a2_start", [("memory", 1.0), ("dominant", 100.0)])
+def test_capacity_resource_calculator(calculator, a2_start):
+    """Equal guarantees. At 0, A1 runs 2 x <2 cpu, 0.5 mem> (cpu 1/2, mem 1/8 of the
+    machine) and B1 1 x <1, 2> (cpu 1/8, mem 1/4). Measured by memory a is under-served, so
+    at 1 A2 <2, 0.5> starts first (then one B2 fits in the last cpu); measured by dominant
+    share (a 1/2 > b 1/4) B2's 2 x <1, 2> go first and leave 1 cpu, too little for A2,
+    which waits for A1 to end at 100."""
+    wl = (WorkloadBuilder().task("A1", "t", n=2, cpu=2, mem=0.5, dur=100, queue="a")
+          .task("B1", "t", cpu=1, mem=2, dur=100, queue="b")
+          .task("A2", "t", at=1, cpu=2, mem=0.5, dur=10, queue="a")
+          .task("B2", "t", at=1, n=2, cpu=1, mem=2, dur=200, queue="b").frame())
+    res = schedlab.simulate(wl, machines((8, 8)), "capacity", params={"resource_calculator": calculator})
+    assert _starts(res)[("A2", "t")] == [a2_start]
+
+
+@pytest.mark.parametrize("cap, a2_start", [(0.5, 100.0), (1.0, 1.0)])
+def test_capacity_max_capacity_stops_a_queue_at_its_cap(cap, a2_start):
+    """One queue. A1's 4 instances use half the memory from 0; with max_capacity 0.5 the
+    queue is at its cap, so A2 waits for A1 to end at 100; fully elastic, it starts at 1."""
+    wl = (WorkloadBuilder().task("A1", "t", n=4, dur=100, queue="a")
+          .task("A2", "t", at=1, n=4, dur=10, queue="a").frame())
+    res = schedlab.simulate(wl, machines((8, 8)), "capacity", params={"max_capacity": cap})
+    assert _starts(res)[("A2", "t")] == [a2_start] * 4
+
+
+# --- Fair scheduler: memory shares, progressive filling ---------------------------------------
+
+def test_fair_fills_the_job_with_the_smaller_memory_share_first():
+    """One machine <8 cpu, 16 mem>, instances <1 cpu, 2 mem>. From 0, A holds 4 mem (2
+    instances) and B 2 mem (1). At 1 both ask for 6 more, and 5 fit (5 cpu left). Filling one
+    at a time, smallest share first (ties: A, the earlier task): B 2->4, A 4->6, B 4->6,
+    A 6->8, B 6->8. So B gets 3 and A 2; the share values themselves do not matter, only
+    their order (any positive scale of the total gives the same schedule)."""
+    wl = (WorkloadBuilder().task("A", "t", n=2, mem=2, dur=100).task("B", "t", n=1, mem=2, dur=100)
+          .task("A", "u", at=1, n=6, mem=2, dur=100).task("B", "u", at=1, n=6, mem=2, dur=100).frame())
+    res = schedlab.simulate(wl, machines((8, 16)), "fair")
+    s = _starts(res)
+    assert s[("A", "u")].count(1.0) == 2 and s[("B", "u")].count(1.0) == 3
+
+
+# --- Engine: contention, promotion, reservations (scripted policies) --------------------------
+from schedlab.cluster.actions import Place, Promote, Reserve, Status  # noqa: E402
+from schedlab.policies.base import Policy  # noqa: E402
+
+
+def _index(w, job, task):
+    return next(t for t in range(w.n_tasks) if w.job_ids[w.job[t]] == job and w.task_ids[t] == task)
+
+
+def _ends(res):
+    return res.tasks.groupby("job_id", observed=True)["end_time"].max().to_dict()
+
+
+class OppByName(Policy):
+    """Places every pending task on machine 0 as soon as it arrives; jobs named O* go
+    opportunistic (and sticky), the others regular."""
+
+    name = "test-opp-by-name"
+    oversubscribes = True
+
+    def decide(self, view):
+        w = self.workload
+        return [Place(int(t), 0, int(view.pending[t]), opportunistic=str(w.job_ids[w.job[t]]).startswith("O"),
+                      sticky=str(w.job_ids[w.job[t]]).startswith("O"))
+                for t in view.pending_tasks()]
+
+
+def _contention_workload():
+    # machine: 4 cpu. R regular uses 2 cpu; O opportunistic uses 4 cpu; both run 10 s alone
+    return (WorkloadBuilder().task("R", "t", cpu=2, mem=1, dur=10, cpu_used=2.0, mem_used=1.0)
+            .task("O", "t", cpu=4, mem=1, dur=10, cpu_used=4.0, mem_used=1.0).frame())
+
+
+def test_opportunistic_work_gets_only_what_regular_work_leaves():
+    """Yielding (the default): R uses 2 of 4 cpu and runs at full speed, ending at 10; O
+    gets the 2 cpu left for its 4, so it runs at half speed: 5 s of work by 10, then full
+    speed for the other 5 s: it ends at 15."""
+    res = schedlab.simulate(_contention_workload(), machines((4, 100)), OppByName())
+    assert _ends(res) == pytest.approx({"R": 10.0, "O": 15.0})
+
+
+def test_without_yielding_everyone_slows_down_together():
+    """opportunistic_yields=False: 2 + 4 = 6 cpu wanted on 4, so both run at 4/6: 10 s of
+    work take 15 s, and both end at 15."""
+    res = schedlab.simulate(_contention_workload(), machines((4, 100)), OppByName(),
+                            config={"opportunistic_yields": False})
+    assert _ends(res) == pytest.approx({"R": 15.0, "O": 15.0})
+
+
+class PromoteAtFour(OppByName):
+    """OppByName, and at t = 4 (its timer) promotes O1's group after checking the view."""
+
+    name = "test-promote-at-4"
+    seen: dict = {}
+
+    def timers(self):
+        return {"promote": 4.0}
+
+    def decide(self, view):
+        acts = super().decide(view)
+        if "promote" in view.trigger.timers and view.now == 4.0:
+            g = view.running_groups()
+            o1 = int(np.flatnonzero(g.task == _index(self.workload, "O1", "t"))[0])
+            r = int(np.flatnonzero(g.task == _index(self.workload, "R", "t"))[0])
+            self.seen.update(n=len(g), machine=g.machine.tolist(), count=g.count.tolist(),
+                             o1=(g.start_time[o1], g.alloc_time[o1], bool(g.opportunistic[o1]),
+                                 bool(g.sticky[o1]), bool(g.running[o1]), int(g.attempt[o1])),
+                             r=(bool(g.opportunistic[r]), bool(g.sticky[r])),
+                             opp_alloc=float(view.opportunistic_allocated[0, 0]),
+                             alloc=float(view.allocated[0, 0]))
+            acts.append(Promote(int(g.gid[o1])))
+        return acts
+
+
+def test_promotion_keeps_progress_and_moves_the_allocation():
+    """4 cpu. R (regular, 2 cpu, 30 s) and O2 (opportunistic, 2 cpu, 30 s) start at 0; O1
+    (opportunistic, 2 instances of 1 cpu in one group, 10 s) at 1. Opportunistic work shares the 2 cpu R leaves: rate 1
+    until 1, then 1/2 each. At 4, O1 has done 1.5 s and is promoted: regular work now uses
+    all 4 cpu, so O1 runs at full speed (8.5 s left: it ends at 12.5) and O2 stops. O2 did
+    1 + 1.5 = 2.5 s by 4 and resumes at full speed at 12.5: 27.5 s more, ending at 40. R ends
+    at 30. At 4 the view shows 3 groups on machine 0, 2 cpu allocated (R) and 4 cpu of
+    opportunistic allocation."""
+    wl = (WorkloadBuilder().task("R", "t", cpu=2, mem=1, dur=30, cpu_used=2.0, mem_used=1.0)
+          .task("O2", "t", cpu=2, mem=1, dur=30, cpu_used=2.0, mem_used=1.0)
+          .task("O1", "t", at=1, cpu=1, mem=1, dur=10, n=2, cpu_used=1.0, mem_used=1.0).frame())
+    pol = PromoteAtFour()
+    pol.seen = {}
+    res = schedlab.simulate(wl, machines((4, 100)), pol)
+    assert _ends(res) == pytest.approx({"R": 30.0, "O1": 12.5, "O2": 40.0})
+    assert pol.seen["n"] == 3 and pol.seen["machine"] == [0, 0, 0] and pol.seen["count"] == [1, 1, 2]
+    assert pol.seen["o1"] == (1.0, 1.0, True, True, True, 0)
+    assert pol.seen["r"] == (False, False)
+    assert pol.seen["alloc"] == 2.0 and pol.seen["opp_alloc"] == 4.0
+    assert res.summary["actions_rejected"] == 0
+
+
+class ReserveThenPlace(Policy):
+    """First decision: three reservations and three placements (scripted); afterwards, each
+    pending task goes to machine 0 if it fits."""
+
+    name = "test-reserve"
+
+    def decide(self, view):
+        w = self.workload
+        a, b, c = (_index(w, j, "t") for j in ("J0", "J1", "J2"))
+        if view.now == 0.0:
+            return [Reserve(0, 0, (2.0,)), Reserve(0, 1, (1.0,)), Reserve(0, 2, (2.0,)),
+                    Reserve(5, 0, (1.0,)), Place(c, 0), Place(a, 0), Place(b, 0)]
+        free = view.free()[0]
+        return [Place(int(t), 0) for t in view.pending_tasks() if (w.request[t][:2] <= free[:2]).all()]
+
+
+def test_reservations_hold_room_for_their_job_only():
+    """4 cpu. J0 reserves 2, J1 reserves 1; J2's reservation of 2 is refused (1 free), and so
+    is the reservation on machine 5, which does not exist. J2's task (2 cpu) then finds 1
+    cpu it may use and is refused; J0 (2 cpu) and J1 (1 cpu) start in their reservations.
+    J2 starts when J0 ends at 10."""
+    wl = (WorkloadBuilder().task("J0", "t", cpu=2, mem=1, dur=10).task("J1", "t", cpu=1, mem=1, dur=20)
+          .task("J2", "t", cpu=2, mem=1, dur=10).frame())
+    res = schedlab.simulate(wl, machines((4, 100)), ReserveThenPlace())
+    s = _starts(res)
+    assert s[("J0", "t")] == [0.0] and s[("J1", "t")] == [0.0] and s[("J2", "t")] == [10.0]
+    rej = res.rejections
+    assert rej["action"].tolist()[:3] == ["Reserve", "Reserve", "Place"]
+    assert rej["status"].tolist()[:3] == [Status.UNSCHEDULABLE.value, Status.INFEASIBLE.value,
+                                          Status.UNSCHEDULABLE.value]
+    assert "cannot reserve more than is free" in rej["reason"].iloc[0]
+
+
+# --- Engine: node-local queues and drops ------------------------------------------------------
+from schedlab.cluster.actions import Dequeue, Drop, Enqueue  # noqa: E402
+
+
+class QueueScript(Policy):
+    """t = 0: A runs; B's 2 instances and C join machine 0's node queue, D is dropped, then C
+    is taken back out; 3 more actions must be refused. Later: queued work first, then the
+    pending tasks, each if it fits."""
+
+    name = "test-queue-script"
+    queues_seen: list = []
+
+    def decide(self, view):
+        w = self.workload
+        A, B, C, D = (_index(w, j, "t") for j in "ABCD")
+        if view.now == 0.0:
+            return [Place(A, 0), Enqueue(B, 0, 2), Enqueue(C, 0, 1), Drop(D, 1), Dequeue(C, 0, 1),
+                    Enqueue(B, 0, 1), Dequeue(C, 0, 1), Drop(D, 1), Enqueue(B, 7, 1)]
+        self.queues_seen.append((view.now, view.node_queue(0)))
+        acts, free = [], float(view.free()[0, 0])
+        for task, count, _, _ in view.node_queue(0):
+            if w.request[task][0] * count <= free:
+                acts.append(Place(task, 0, count, from_queue=True))
+                free -= w.request[task][0] * count
+        for t in view.pending_tasks():
+            if w.request[t][0] * view.pending[t] <= free:
+                acts.append(Place(int(t), 0, int(view.pending[t])))
+                free -= w.request[t][0] * view.pending[t]
+        return acts
+
+
+def test_node_queue_enqueue_dequeue_and_drop():
+    """2 cpu. A (2 cpu, 10 s) runs 0-10. B's two 1-cpu instances wait in the node queue
+    (enqueued at 0) and start together when A ends, 10-15; C (1 cpu, 1 s) was dequeued back
+    to pending, so it waits behind the queue and runs 15-16. D is dropped at 0. Refused:
+    enqueueing a third B (none pending), dequeueing C again (none queued), dropping D again,
+    and a queue on machine 7 (no such machine)."""
+    wl = (WorkloadBuilder().task("A", "t", cpu=2, dur=10).task("B", "t", cpu=1, dur=5, n=2)
+          .task("C", "t", cpu=1, dur=1).task("D", "t", cpu=1, dur=1).frame())
+    pol = QueueScript()
+    pol.queues_seen = []
+    res = schedlab.simulate(wl, machines((2, 100)), pol)
+    s = _starts(res)
+    assert s[("A", "t")] == [0.0] and s[("B", "t")] == [10.0, 10.0] and s[("C", "t")] == [15.0]
+    out = res.tasks.set_index("job_id")["outcome"].astype(str)
+    assert out["D"] == "dropped" and (out.drop("D") == "completed").all()
+    b = _index(res.sim.w, "B", "t")
+    assert pol.queues_seen[0] == (10.0, [(b, 2, 0.0, False)])
+    assert res.rejections["status"].tolist() == [Status.UNSCHEDULABLE.value] * 3 + [Status.INFEASIBLE.value]
+
+
+class DelayedStart(OppByName):
+    """OppByName, but regular work starts after a 2 s start-up delay."""
+
+    name = "test-delayed-start"
+
+    def decide(self, view):
+        return [Place(a.task, a.machine, a.count, opportunistic=a.opportunistic,
+                      startup_delay=0.0 if a.opportunistic else 2.0) for a in super().decide(view)]
+
+
+def test_startup_delay_allocates_at_once_but_uses_and_starts_later():
+    """4 cpu. R (regular, 2 cpu, 10 s) is allocated at 0 but starts at 2 and ends at 12; its
+    wait is 2. O (opportunistic, uses 4 cpu, 10 s) has the machine to itself while R starts
+    up: 2 s done by 2, then half speed beside R: 5 s more by 12, and the last 3 s alone: it
+    ends at 15 (16 if R's usage counted from its allocation)."""
+    res = schedlab.simulate(_contention_workload(), machines((4, 100)), DelayedStart())
+    r = res.tasks.set_index("job_id").loc["R"]
+    assert (r["start_time"], r["end_time"]) == pytest.approx((2.0, 12.0))
+    assert res.attempts.set_index(res.attempts["task"])["alloc_time"].min() == 0.0
+    assert res.jobs.set_index("job_id")["wait"].to_dict()["R"] == pytest.approx(2.0)
+    assert _ends(res)["O"] == pytest.approx(15.0)
+
+
+# --- Engine: memory pressure --------------------------------------------------------------
+from schedlab.cluster.actions import Preempt  # noqa: E402
+
+
+def _killed_jobs(res):
+    att = res.attempts[res.attempts.outcome == 3]
+    return {str(res.sim.w.job_ids[res.sim.w.job[t]]) for t in att.task}
+
+
+def test_memory_overrun_kills_opportunistic_work_before_regular():
+    """mem 4. O (opportunistic, uses 2 mem, priority 5) starts at 0; R (regular, uses 3 mem,
+    priority 0) at 1: 5 > 4. Opportunistic work goes first whatever its priority or start,
+    so O is killed (then re-placed and killed again until we stop), never R."""
+    wl = (WorkloadBuilder().task("O", "t", dur=10, mem=1, mem_used=2, prio=5)
+          .task("R", "t", at=1, dur=10, mem=1, mem_used=3, prio=0).frame())
+    res = schedlab.simulate(wl, machines((8, 4)), OppByName(), until=1.5)
+    assert _killed_jobs(res) == {"O"}
+
+
+def test_memory_overrun_ties_go_to_the_later_placement():
+    """mem 4. O1 (uses 2) and O2 (uses 1) are placed together at 0 (O2 second), R (uses 2)
+    at 1: 5 > 4. O1 and O2 tie on class, priority and start, so the later placement, O2,
+    is killed: 4 fits."""
+    wl = (WorkloadBuilder().task("O1", "t", dur=10, mem=1, mem_used=2).task("O2", "t", dur=10, mem=1, mem_used=1)
+          .task("R", "t", at=1, dur=10, mem=1, mem_used=2).frame())
+    res = schedlab.simulate(wl, machines((8, 4)), OppByName(), until=1.5)
+    assert _killed_jobs(res) == {"O2"}
+
+
+class KillOldest(OppByName):
+    """Places each task only when it arrives (a killed task stays pending); under memory
+    pressure, preempts the oldest running group itself."""
+
+    name = "test-kill-oldest"
+
+    def decide(self, view):
+        return [a for a in super().decide(view) if self.workload.submit_time[a.task] == view.now]
+
+    def on_memory_pressure(self, view, machine):
+        g = view.running_groups()
+        return [Preempt(int(g.gid[np.argmin(g.start_time)]), outcome="killed")]
+
+
+def test_the_policy_chooses_memory_victims_when_it_wants_to():
+    """mem 4, regular work only. R1 (uses 2) starts at 0, R2 (uses 3) at 1: 5 > 4. The policy
+    kills the oldest, R1, which is enough; the default rule (most recent first) would have
+    killed R2."""
+    wl = (WorkloadBuilder().task("R1", "t", dur=10, mem=1, mem_used=2)
+          .task("R2", "t", at=1, dur=10, mem=1, mem_used=3).frame())
+    assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), KillOldest(), until=1.5)) == {"R1"}
+    assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), "fifo", until=1.5)) == {"R2"}
+
+
+# --- DRF on a normalised cluster ------------------------------------------------------------
+
+def test_drf_shares_are_fractions_of_each_resource_total():
+    """Cluster <2 cpu, 1 mem> (totals of 2 and 1, as in normalised traces; binary fractions,
+    so the arithmetic is exact). A's tasks <0.25, 0.25> have dominant share 0.25 (mem), B's
+    <0.75, 0.0625> 0.375 (cpu). One task at a time, lowest share first (tie: A): A 0.25,
+    B 0.375, A 0.5, B 0.75; now the 2 cpu are taken: A 2 and B 2 start at 0. Shares in
+    absolute amounts would give A 3, B 1; ignoring the 1-unit memory total, A 4, B 1."""
+    wl = (WorkloadBuilder().task("A", "t", dur=5, cpu=0.25, mem=0.25, n=4)
+          .task("B", "t", dur=5, cpu=0.75, mem=0.0625, n=4).frame())
+    res = schedlab.simulate(wl, machines((2, 1)), "drf")
+    first = res.tasks[res.tasks.start_time == 0.0]
+    assert first.groupby("job_id", observed=True).size().to_dict() == {"A": 2, "B": 2}
