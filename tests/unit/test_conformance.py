@@ -10,15 +10,7 @@ from schedlab.policies.registry import policy_ids
 from schedlab.testing import check_policy
 
 
-# srpt loses a task on the conformance workload (seed 0): it preempts a group that has
-# already ended, its re-Enqueue is rejected ("task 6 has 0 pending"), and its books keep a
-# queue entry the engine does not, so 6 of 183 instances are never placed (stuck at 206 s).
-SRPT_LOSES_WORK = pytest.mark.xfail(strict=True, reason=(
-    "real bug: srpt preempts an ended group and loses the re-queued task (issue 20)"))
-
-
-@pytest.mark.parametrize("policy_id", [pytest.param(p, marks=SRPT_LOSES_WORK) if p == "srpt" else p
-                                       for p in policy_ids()])
+@pytest.mark.parametrize("policy_id", policy_ids())
 def test_policy_conforms(policy_id):
     check_policy(policy_id)
 

@@ -32,6 +32,8 @@ class BaselinePolicy(Policy):
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self.book = Book(cluster.n_machines)
+        self._taken_from = None                       # the snapshot _taken counts against
+        self._taken: dict[int, int] = {}              # gid -> instances preempted from it
         self.remaining: dict[int, list[float]] = {}   # nominal work left of evicted instances
         self.evictions = 0
         w = workload
@@ -63,11 +65,21 @@ class BaselinePolicy(Policy):
 
     def _evict(self, view, groups, t: int, k: int, end: float, free: np.ndarray,
                actions: list, outcome: str, reason: str) -> bool:
-        """Stop one running instance of ``t`` on ``k`` (booked to end at ``end``)."""
+        """Stop one running instance of ``t`` on ``k`` (booked to end at ``end``).
+
+        ``groups`` is this decision's snapshot: instances already preempted from it in the
+        same decision are counted, so a second victim of the same task takes another
+        instance (or another group) instead of preempting an emptied group again.
+        """
+        if self._taken_from is not groups:
+            self._taken_from, self._taken = groups, {}
         idx = np.flatnonzero((groups.task == t) & (groups.machine == k) & groups.running)
-        if not len(idx):
+        idx = [i for i in idx.tolist()
+               if int(groups.count[i]) > self._taken.get(int(groups.gid[i]), 0)]
+        if not idx:
             return False
         gid = int(groups.gid[idx[0]])
+        self._taken[gid] = self._taken.get(gid, 0) + 1
         left = max(end - view.now, 0.0) * float(self.cluster.speed[k])
         actions.append(Preempt(gid, count=1, outcome=outcome, requeue=True, reason=reason))
         ends = self.book.running[k][t]
