@@ -41,6 +41,7 @@ from schedlab.reproduce.calibration import (SearchLog, StoredCalibration, accept
                                             bisect_log, calibration_frame, calibration_row,
                                             calibration_seeds, load_calibration)
 from schedlab.reproduce.common import Check, ReproductionResult, direction_holds
+from schedlab.reproduce.report import regime_map_figure
 from schedlab.reproduce.runner import run_jobs
 from schedlab.workload.dress_workloads import (INTERVAL, dress_cluster, mixed_workload,
                                                mr_workload, small_job_ids, spark_workload,
@@ -541,7 +542,6 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/dress",
                    makespan_change=("makespan_change", "mean"),
                    seeds=("seed", "count")).reset_index())
     fig_path = out / "regime_map_mixed.png"
-    from schedlab.reproduce.report import regime_map_figure
     import matplotlib.pyplot as plt
     plt.close(regime_map_figure(
         regime, x="capacity_mean_wait", value="small_jct_change", series="small_share",
