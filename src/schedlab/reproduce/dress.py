@@ -41,6 +41,7 @@ from schedlab.reproduce.calibration import (SearchLog, StoredCalibration, accept
                                             bisect_log, calibration_frame, calibration_row,
                                             calibration_seeds, load_calibration)
 from schedlab.reproduce.common import Check, ReproductionResult, direction_holds
+from schedlab.reproduce.report import regime_map_figure
 from schedlab.reproduce.runner import run_jobs
 from schedlab.workload.dress_workloads import (INTERVAL, dress_cluster, mixed_workload,
                                                mr_workload, small_job_ids, spark_workload,
@@ -541,14 +542,17 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/dress",
                    makespan_change=("makespan_change", "mean"),
                    seeds=("seed", "count")).reset_index())
     fig_path = out / "regime_map_mixed.png"
-    from schedlab.reproduce.report import regime_map_figure
     import matplotlib.pyplot as plt
-    plt.close(regime_map_figure(
+    fig = regime_map_figure(
         regime, x="capacity_mean_wait", value="small_jct_change", series="small_share",
-        bound=-0.15, path=fig_path, xlabel="Capacity mean wait (s), W-DRESS-Mixed",
+        bound=-0.15, xlabel="Capacity mean wait (s), W-DRESS-Mixed",
         ylabel="small-job mean JCT change, DRESS vs Capacity",
         title="DRESS small-job gain over congestion (duration scale x "
-              + "/".join(f"{m:g}" for m in congestion) + ") and small-job share"))
+              + "/".join(f"{m:g}" for m in congestion) + ") and small-job share")
+    fig.axes[0].axhline(-0.60, color="0.35", ls=":", lw=1, label="accept bound -0.6 (S1)")
+    fig.axes[0].legend(fontsize=8, loc="best")
+    fig.savefig(fig_path, dpi=90)
+    plt.close(fig)
 
     # ---- held-back variants (C6): 10 s submission gap; SWIM Facebook 2009 arrivals
     gap_comp = [compare_runs(jobs(gap["capacity", s]), jobs(gap["dress", s])) for s in acc]
