@@ -340,3 +340,24 @@ def test_drf_shares_are_fractions_of_each_resource_total():
     res = schedlab.simulate(wl, machines((2, 1)), "drf")
     first = res.tasks[res.tasks.start_time == 0.0]
     assert first.groupby("job_id", observed=True).size().to_dict() == {"A": 2, "B": 2}
+
+
+class SlowStarter(OppByName):
+    """OppByName, with a 5 s start-up delay for job S."""
+
+    name = "test-slow-starter"
+
+    def decide(self, view):
+        w = self.workload
+        return [Place(a.task, a.machine, a.count, opportunistic=a.opportunistic,
+                      startup_delay=5.0 if w.job_ids[w.job[a.task]] == "S" else 0.0)
+                for a in super().decide(view)]
+
+
+def test_memory_victims_skip_groups_still_starting():
+    """mem 4. S (regular) is placed first, at 0, but is still starting up until 5; O
+    (opportunistic, uses 2) starts at 0 and R (regular, uses 3) at 1: 5 > 4. The victim
+    search passes over S (not running, nothing to free) and kills O."""
+    wl = (WorkloadBuilder().task("S", "t", dur=10, mem=0.5, mem_used=0.5)
+          .task("O", "t", dur=10, mem=1, mem_used=2).task("R", "t", at=1, dur=10, mem=1, mem_used=3).frame())
+    assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), SlowStarter(), until=1.5)) == {"O"}
