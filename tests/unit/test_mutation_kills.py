@@ -361,3 +361,16 @@ def test_memory_victims_skip_groups_still_starting():
     wl = (WorkloadBuilder().task("S", "t", dur=10, mem=0.5, mem_used=0.5)
           .task("O", "t", dur=10, mem=1, mem_used=2).task("R", "t", at=1, dur=10, mem=1, mem_used=3).frame())
     assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), SlowStarter(), until=1.5)) == {"O"}
+
+
+def test_heartbeat_mode_places_only_on_heartbeats_every_period():
+    """Heartbeat mode, period 3 s, one machine: regular work is placed only on the machine's
+    heartbeats, which recur every 3 s (from a staggered first one). A (at 0) starts on the
+    first heartbeat, within 3 s; B (at 10) on the first heartbeat at or after 10, so within
+    [10, 13], and the two starts are a whole number of periods apart."""
+    wl = WorkloadBuilder().task("A", "t", dur=1).task("B", "t", at=10, dur=1).frame()
+    res = schedlab.simulate(wl, machines((4, 4)), "fifo", config={"heartbeat_interval": 3.0})
+    s = _starts(res)
+    a, b = s[("A", "t")][0], s[("B", "t")][0]
+    assert 0.0 <= a <= 3.0 and 10.0 <= b <= 13.0
+    assert (b - a) / 3.0 == pytest.approx(round((b - a) / 3.0))
