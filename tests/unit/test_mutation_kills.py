@@ -374,3 +374,43 @@ def test_heartbeat_mode_places_only_on_heartbeats_every_period():
     a, b = s[("A", "t")][0], s[("B", "t")][0]
     assert 0.0 <= a <= 3.0 and 10.0 <= b <= 13.0
     assert (b - a) / 3.0 == pytest.approx(round((b - a) / 3.0))
+
+
+# --- Preemptive priority (PRI, PRI-k) ---------------------------------------------------------
+
+def _pri_rows(res):
+    return sorted(res.tasks[["job_id", "attempt", "start_time", "end_time", "outcome"]]
+                  .astype({"job_id": str, "outcome": str}).itertuples(index=False, name=None))
+
+
+def _pri_workload():
+    # one machine, 2 slots: L1, L2 (priority 0, 10 s) at 0; H (priority 10, 5 s) at 1
+    return (WorkloadBuilder().task("L1", "t", dur=10, prio=0).task("L2", "t", dur=10, prio=0)
+            .task("H", "t", at=1, dur=5, prio=10).frame())
+
+
+def test_pri_evicts_the_most_recent_low_priority_task_for_a_high_one():
+    """Deciding on every event (unit_time 0): L1 and L2 fill both slots at 0. H arrives at 1
+    with both slots taken and evicts the lowest class, most recently started: L1 and L2
+    tie, so the later placement, L2. H runs 1-6; L2 rejoins the queue and restarts from
+    scratch at 6, ending at 16; L1 ends at 10."""
+    res = schedlab.simulate(_pri_workload(), machines((2, 8), slots=2), "pri", params={"unit_time": 0.0})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 0.0, 10.0, "completed"),
+                              ("L2", 0, 0.0, 1.0, "evicted"), ("L2", 1, 6.0, 16.0, "completed")]
+
+
+def test_pri_decides_once_per_unit_time():
+    """unit_time 1: the first decision is the tick at 1, when all three are waiting: H and
+    then L1 (readiness order) take the two slots at 1; L2 waits for H to end at 6."""
+    res = schedlab.simulate(_pri_workload(), machines((2, 8), slots=2), "pri", params={"unit_time": 1.0})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 1.0, 11.0, "completed"),
+                              ("L2", 0, 6.0, 16.0, "completed")]
+
+
+def test_pri_k_drops_a_task_on_its_kth_eviction():
+    """PRI-k with k = 1: the same eviction of L2 at 1 now drops it (outcome "preempted",
+    not requeued), so it never runs again."""
+    res = schedlab.simulate(_pri_workload(), machines((2, 8), slots=2), "pri-k",
+                            params={"unit_time": 0.0, "k": 1})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 0.0, 10.0, "completed"),
+                              ("L2", 0, 0.0, 1.0, "preempted")]
