@@ -340,3 +340,77 @@ def test_drf_shares_are_fractions_of_each_resource_total():
     res = schedlab.simulate(wl, machines((2, 1)), "drf")
     first = res.tasks[res.tasks.start_time == 0.0]
     assert first.groupby("job_id", observed=True).size().to_dict() == {"A": 2, "B": 2}
+
+
+class SlowStarter(OppByName):
+    """OppByName, with a 5 s start-up delay for job S."""
+
+    name = "test-slow-starter"
+
+    def decide(self, view):
+        w = self.workload
+        return [Place(a.task, a.machine, a.count, opportunistic=a.opportunistic,
+                      startup_delay=5.0 if w.job_ids[w.job[a.task]] == "S" else 0.0)
+                for a in super().decide(view)]
+
+
+def test_memory_victims_skip_groups_still_starting():
+    """mem 4. S (regular) is placed first, at 0, but is still starting up until 5; O
+    (opportunistic, uses 2) starts at 0 and R (regular, uses 3) at 1: 5 > 4. The victim
+    search passes over S (not running, nothing to free) and kills O."""
+    wl = (WorkloadBuilder().task("S", "t", dur=10, mem=0.5, mem_used=0.5)
+          .task("O", "t", dur=10, mem=1, mem_used=2).task("R", "t", at=1, dur=10, mem=1, mem_used=3).frame())
+    assert _killed_jobs(schedlab.simulate(wl, machines((8, 4)), SlowStarter(), until=1.5)) == {"O"}
+
+
+def test_heartbeat_mode_places_only_on_heartbeats_every_period():
+    """Heartbeat mode, period 3 s, one machine: regular work is placed only on the machine's
+    heartbeats, which recur every 3 s (from a staggered first one). A (at 0) starts on the
+    first heartbeat, within 3 s; B (at 10) on the first heartbeat at or after 10, so within
+    [10, 13], and the two starts are a whole number of periods apart."""
+    wl = WorkloadBuilder().task("A", "t", dur=1).task("B", "t", at=10, dur=1).frame()
+    res = schedlab.simulate(wl, machines((4, 4)), "fifo", config={"heartbeat_interval": 3.0})
+    s = _starts(res)
+    a, b = s[("A", "t")][0], s[("B", "t")][0]
+    assert 0.0 <= a <= 3.0 and 10.0 <= b <= 13.0
+    assert (b - a) / 3.0 == pytest.approx(round((b - a) / 3.0))
+
+
+# --- Preemptive priority (PRI, PRI-k) ---------------------------------------------------------
+
+def _pri_rows(res):
+    return sorted(res.tasks[["job_id", "attempt", "start_time", "end_time", "outcome"]]
+                  .astype({"job_id": str, "outcome": str}).itertuples(index=False, name=None))
+
+
+def _pri_workload():
+    # one machine, 2 slots: L1, L2 (priority 0, 10 s) at 0; H (priority 10, 5 s) at 1
+    return (WorkloadBuilder().task("L1", "t", dur=10, prio=0).task("L2", "t", dur=10, prio=0)
+            .task("H", "t", at=1, dur=5, prio=10).frame())
+
+
+def test_pri_evicts_the_most_recent_low_priority_task_for_a_high_one():
+    """Deciding on every event (unit_time 0): L1 and L2 fill both slots at 0. H arrives at 1
+    with both slots taken and evicts the lowest class, most recently started: L1 and L2
+    tie, so the later placement, L2. H runs 1-6; L2 rejoins the queue and restarts from
+    scratch at 6, ending at 16; L1 ends at 10."""
+    res = schedlab.simulate(_pri_workload(), machines((2, 8), slots=2), "pri", params={"unit_time": 0.0})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 0.0, 10.0, "completed"),
+                              ("L2", 0, 0.0, 1.0, "evicted"), ("L2", 1, 6.0, 16.0, "completed")]
+
+
+def test_pri_decides_once_per_unit_time():
+    """unit_time 1: the first decision is the tick at 1, when all three are waiting: H and
+    then L1 (readiness order) take the two slots at 1; L2 waits for H to end at 6."""
+    res = schedlab.simulate(_pri_workload(), machines((2, 8), slots=2), "pri", params={"unit_time": 1.0})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 1.0, 11.0, "completed"),
+                              ("L2", 0, 6.0, 16.0, "completed")]
+
+
+def test_pri_k_drops_a_task_on_its_kth_eviction():
+    """PRI-k with k = 1: the same eviction of L2 at 1 now drops it (outcome "preempted",
+    not requeued), so it never runs again."""
+    res = schedlab.simulate(_pri_workload(), machines((2, 8), slots=2), "pri-k",
+                            params={"unit_time": 0.0, "k": 1})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 0.0, 10.0, "completed"),
+                              ("L2", 0, 0.0, 1.0, "preempted")]
