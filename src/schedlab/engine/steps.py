@@ -100,7 +100,7 @@ class UsageSteps:
             lo, hi = int(w.step_ptr[t]), int(w.step_ptr[t + 1])
             info = self._task_steps[t] = _TaskSteps(
                 w.step_frac[lo:hi], w.step_usage[lo:hi], w.usage[t], self._duration[t])
-            req, _, job, queue = self._task_vectors(t)
+            _, _, job, queue = self._task_vectors(t)
             for s in range(hi - lo):
                 self._tvec[(t, s)] = ((), self._pairs(info.delta[s]), job, queue)
         return info
