@@ -1,4 +1,5 @@
 """DRESS end to end on a small workload: the container model and the pools."""
+import pytest
 import numpy as np
 
 import schedlab
@@ -58,3 +59,15 @@ def test_same_seed_same_result_and_wrapper_ticks():
     r = schedlab.simulate(f, dress_cluster(), YarnContainers("capacity"), seed=5)
     alloc = r.attempts["alloc_time"].to_numpy()
     assert np.allclose(alloc, np.round(alloc))       # allocations only on the 1 s tick
+
+
+def test_dress_without_container_slots_is_a_clear_input_error():
+    """DRESS reserves a share of the containers; a cluster that does not count them is the
+    user's input to fix (exit 2 in the CLI), not a crash deep in a decision."""
+    import schedlab
+    from schedlab.errors import InputError
+    from schedlab.testing.builders import WorkloadBuilder, machines
+    b = WorkloadBuilder()
+    b.task("j0", "t0", at=0.0, dur=5.0, cpu=1.0, mem=1.0)
+    with pytest.raises(InputError, match="container slots"):
+        schedlab.simulate(b.frame(), machines((4, 4)), "dress")

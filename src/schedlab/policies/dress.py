@@ -14,6 +14,7 @@ import pandas as pd
 
 from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import R_SLOTS
+from schedlab.errors import InputError
 from schedlab.policies._dress_estimators import JobTracker, StartupDelay, adjust_delta
 from schedlab.policies._phases import fit_counts, spread
 from schedlab.policies.base import Policy, PolicyParams
@@ -111,6 +112,11 @@ class DressPolicy(Policy):
 
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
+        if not np.isfinite(cluster.capacity[:, R_SLOTS]).all():
+            # DRESS reserves a share of the cluster's containers: it needs them counted
+            raise InputError("the dress policy needs a cluster with a finite number of "
+                             "container slots on every machine",
+                             column="slots", expected="a 'slots' column in the cluster table")
         w = workload
         p = self.params
         self.delay = StartupDelay(p.startup_median, p.startup_sigma)
