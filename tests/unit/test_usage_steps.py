@@ -248,3 +248,45 @@ def test_with_usage_steps_rejects_bad_entries(entry, says):
     assert err.value.column == "usage_steps" and err.value.row == 3
     with pytest.raises(InputError, match="one entry"):
         w.with_usage_steps([None])
+
+
+def _mixed_workload() -> Workload:
+    """Three-task DAG jobs; two tasks in three have steps (cpu 0.2x to 2.5x the request)."""
+    rng = np.random.default_rng(7)
+    b = WorkloadBuilder()
+    for j in range(6):
+        for k in range(3):
+            b.task(f"j{j}", f"t{k}", at=float(rng.integers(0, 20)), dur=float(rng.integers(1, 15)),
+                   cpu=float(rng.choice([0.5, 1.0, 2.0])), mem=float(rng.choice([0.5, 1.0])),
+                   n=int(rng.integers(1, 4)), prio=int(rng.integers(0, 3)),
+                   parents="t0" if k else "")
+    w = Workload.from_frame(b.frame())
+    steps = []
+    for t in range(w.n_tasks):
+        if t % 3 == 2:
+            steps.append(None)
+            continue
+        usage = np.tile(w.usage[t], (3, 1))
+        usage[:, R_CPU] = w.request[t, R_CPU] * rng.choice([0.2, 1.0, 2.5], 3)
+        usage[:, R_MEM] = w.request[t, R_MEM] * rng.choice([0.3, 1.0], 3)
+        steps.append((np.array([0.0, 0.25, 0.7]), usage))
+    return w.with_usage_steps(steps)
+
+
+@pytest.mark.parametrize("policy", schedlab.policy_ids())
+def test_every_policy_runs_stepped_usage(policy):
+    """Any policy that runs this workload with constant usage runs it with steps too."""
+    stepped = _mixed_workload()
+    plain = Workload.from_frame(stepped.frame.drop(columns=["usage_steps"]))
+    cluster = machines((4, 4), (4, 8, 0.5), (8, 4, 2.0))
+    try:
+        schedlab.simulate(plain, cluster, policy)
+    except Exception as exc:        # a policy built for its paper's workloads only
+        pytest.skip(f"{policy} does not run this workload: {exc}")
+    res = schedlab.simulate(stepped, cluster, policy)
+    check_invariants(res)
+    s = res.summary
+    assert s["instances_completed"] + s["instances_dropped"] + s["instances_unfinished"] == \
+        s["instances_submitted"]
+    assert not s["stuck"]
+    np.testing.assert_allclose(res.sim.state.class_usage, 0.0, atol=1e-9)

@@ -36,6 +36,7 @@ from schedlab.engine.clocks import _PRIO_COMPLETE, SAME_INSTANT
 __all__ = ["UsageSteps"]
 
 _NR = len(RESOURCES)
+_IS_COMPRESSIBLE = [r in COMPRESSIBLE for r in range(_NR)]
 # cursor fields: task, segment, instances, virtual and wall time the piece began, and the
 # virtual time at which the task's progress would be 0 on the group's clock
 _T, _SEG, _N, _V0, _T0, _ORIGIN = range(6)
@@ -76,14 +77,13 @@ class UsageSteps:
         self._task_steps: dict[int, _TaskSteps] = {}
         self._cursors: dict[int, list] = {}
         self._step_heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(2 * M)]
-        self._step_area = np.zeros((M, _NR))        # usage-area corrections of closed pieces
-        self._compressible = np.zeros(_NR, dtype=bool)
-        self._compressible[list(COMPRESSIBLE)] = True
+        # usage-area corrections of closed pieces, per machine (Python rows: hot path)
+        self._step_area = [[0.0] * _NR for _ in range(M)]
         cap = self.capacity
         self._comp_cols = [r for r in COMPRESSIBLE if np.isfinite(cap[:, r]).any() and (
             (w.usage[:, r] > 0).any() or (w.step_usage[:, r] > 0).any())]
-        cls = type(self)
-        # instance attributes shadow the constant-usage methods (see the module docstring)
+        # instance attributes shadow the constant-usage methods (see the module docstring);
+        # the wrappers call the class's own methods (type(self).name)
         self.new_group = self._steps_new_group
         self.start_up = self._steps_start_up
         self.finish_group = self._steps_finish_group
@@ -91,8 +91,6 @@ class UsageSteps:
         self._regroup_clock = self._steps_regroup_clock
         self._schedule_due = self._steps_schedule_due
         self.complete_due = self._steps_complete_due
-        self._plain = {name: getattr(cls, name).__get__(self) for name in (
-            "new_group", "start_up", "finish_group", "end_group", "_regroup_clock")}
 
     # ------------------------------------------------------------ segments
     def _steps_of(self, t: int) -> _TaskSteps:
@@ -102,7 +100,7 @@ class UsageSteps:
             lo, hi = int(w.step_ptr[t]), int(w.step_ptr[t + 1])
             info = self._task_steps[t] = _TaskSteps(
                 w.step_frac[lo:hi], w.step_usage[lo:hi], w.usage[t], self._duration[t])
-            req, _, job, queue = self._task_vectors(t)
+            _, _, job, queue = self._task_vectors(t)
             for s in range(hi - lo):
                 self._tvec[(t, s)] = ((), self._pairs(info.delta[s]), job, queue)
         return info
@@ -130,16 +128,19 @@ class UsageSteps:
     def _close_piece(self, cur: list, m: int, c: int) -> None:
         """Add the finished piece's usage-area correction; the next piece begins now."""
         v = self.vnow(2 * m + c)
-        delta = self._task_steps[cur[_T]].delta[cur[_SEG]]
-        self._step_area[m] += self._piece_area(delta, cur[_N], v - cur[_V0],
-                                               self.now - cur[_T0], m)
+        self._add_piece(self._step_area[m], cur, v, m)
         cur[_V0] = v
         cur[_T0] = self.now
 
-    def _piece_area(self, delta: np.ndarray, n: int, dv: float, dt: float,
-                    m: int) -> np.ndarray:
-        # compressible resources are used at the clock's rate, the others all the time
-        return delta * n * np.where(self._compressible, dv / self._speed_f[m], dt)
+    def _add_piece(self, row: list[float], cur: list, v: float, m: int) -> None:
+        """Add to ``row`` the usage area the piece of ``cur`` up to virtual time ``v`` (and
+        ``now``) adds to the constant usage: compressible resources are used at the
+        clock's rate, the others all the time."""
+        n = cur[_N]
+        work = (v - cur[_V0]) / self._speed_f[m] * n
+        span = (self.now - cur[_T0]) * n
+        for r, x in self._tvec[(cur[_T], cur[_SEG])][1]:
+            row[r] += x * (work if _IS_COMPRESSIBLE[r] else span)
 
     def _advance(self, gid: int, i: int) -> None:
         """Group ``gid`` on clock ``i`` has reached its next segment boundary."""
@@ -155,19 +156,18 @@ class UsageSteps:
 
     def step_area_correction(self) -> np.ndarray:
         """(M, R) usage area to add to the constant-usage integrals, up to ``now``."""
-        out = self._step_area.copy()
+        out = [row[:] for row in self._step_area]
         for gid, cur in self._cursors.items():
             m, c = self._gpy[gid][1], self._gpy[gid][4]
-            out[m] += self._piece_area(self._task_steps[cur[_T]].delta[cur[_SEG]], cur[_N],
-                                       self.vnow(2 * m + c) - cur[_V0], self.now - cur[_T0], m)
-        return out
+            self._add_piece(out[m], cur, self.vnow(2 * m + c), m)
+        return np.array(out)
 
     # ------------------------------------------------------------ group life cycle
     def _steps_new_group(self, t: int, m: int, inst_lo: int, count: int, opportunistic: bool,
                          sticky: bool, resumable: bool, startup_delay: float,
                          queue_time: float) -> int:
-        gid = self._plain["new_group"](t, m, inst_lo, count, opportunistic, sticky, resumable,
-                                       startup_delay, queue_time)
+        gid = type(self).new_group(self, t, m, inst_lo, count, opportunistic, sticky,
+                                   resumable, startup_delay, queue_time)
         if self._n_steps[int(t)] and self.groups.state[gid] == RUNNING:
             self._open_cursor(gid)
         return gid
@@ -175,7 +175,7 @@ class UsageSteps:
     def _steps_start_up(self, gid: int, g: int) -> None:
         G = self.groups
         starts = G.gen[gid] == g and G.state[gid] == STARTING
-        self._plain["start_up"](gid, g)
+        type(self).start_up(self, gid, g)
         if starts and self._n_steps[int(G.task[gid])]:
             self._open_cursor(gid)
 
@@ -185,7 +185,7 @@ class UsageSteps:
             m, c = self._gpy[gid][1], self._gpy[gid][4]
             self._close_piece(cur, m, c)
             self.charge(m, c, (cur[_T], cur[_SEG]), -cur[_N], alloc=False)
-        self._plain["finish_group"](gid)
+        type(self).finish_group(self, gid)
 
     def _steps_end_group(self, gid: int, count: int | None, outcome: int, *, requeue: bool,
                          reason: str) -> None:
@@ -209,7 +209,7 @@ class UsageSteps:
                 del self._cursors[gid]
             else:
                 cur[_N] = n - k
-        self._plain["end_group"](gid, count, outcome, requeue=requeue, reason=reason)
+        type(self).end_group(self, gid, count, outcome, requeue=requeue, reason=reason)
 
     def _steps_regroup_clock(self, gid: int, m: int) -> None:
         """A promotion moves the group to the regular clock; its cursor follows."""
@@ -217,7 +217,7 @@ class UsageSteps:
         if cur is not None:
             self._close_piece(cur, m, 1)
             done = cur[_V0] - cur[_ORIGIN]
-        self._plain["_regroup_clock"](gid, m)
+        type(self)._regroup_clock(self, gid, m)
         if cur is not None:
             t, s, n = cur[_T], cur[_SEG], cur[_N]
             self.charge(m, 1, (t, s), -n, alloc=False)

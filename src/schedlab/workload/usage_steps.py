@@ -34,8 +34,8 @@ __all__ = ["STEPS_COLUMN", "StepArrays", "Steps", "segments_from_table", "steps_
 #: The workload-table column holding each task's steps as JSON text.
 STEPS_COLUMN = "usage_steps"
 _SETTABLE = tuple(name for name in RESOURCES if name != "slots")
-_EXPECTED_JSON = ('a JSON list of [fraction, {resource: usage}] pairs, fractions '
-                  'increasing from 0.0 and below 1.0, e.g. [[0.0, {"cpu": 0.3}], [0.4, {"cpu": 0.6}]]')
+_EXPECTED_JSON = ('a JSON list of [fraction, {resource: usage}] pairs, fractions increasing '
+                  'from 0.0 and below 1.0, e.g. [[0.0, {"cpu": 0.3}], [0.4, {"cpu": 0.6}]]')
 
 #: (step_ptr (T+1,), step_frac (S,), step_usage (S, R))
 StepArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
