@@ -24,7 +24,6 @@ Runs go through :func:`schedlab.reproduce.runner.run_jobs` (both cores, cached i
 """
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
