@@ -12,8 +12,11 @@
   that ran one after the other on the same worker (the later one waiting past the
   earlier one's end) instead of in parallel.
 - :func:`milp_stats`: solve time, status and gap of the policy's ILP batches.
-- :func:`offered_load`: nominal work submitted per second over the cluster's processor
-  capacity (``sum_k slots_k * speed_k``): how close a workload drives a cluster to saturation.
+- :func:`offered_load`: spec 7.5's offered load, arrival rate x mean tasks per job x mean
+  service time at the mean f / total slots: how close a workload drives a cluster to
+  saturation (the calibrated metric).
+- :func:`slot_utilisation`: busy processor-seconds over total slots x the run's span (the
+  measured counterpart of the offered load).
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from schedlab.cluster.spec import R_CPU, R_MEM
 
 __all__ = ["resource_cost", "deadline_met", "deadline_throughput", "task_throughput",
            "response_times", "prediction_errors", "serialized_share", "milp_stats",
-           "offered_load", "drs_summary"]
+           "offered_load", "slot_utilisation", "drs_summary"]
 
 
 def resource_cost(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1) -> float:
@@ -121,25 +124,33 @@ def serialized_share(res: Any, pairs: tuple[np.ndarray, np.ndarray] | None = Non
     return float(ser.sum() / n) if n else float("nan")
 
 
-def offered_load(workload: Any, cluster: Any) -> float:
-    """Processor demand over processor capacity while jobs arrive.
+def offered_load(workload: Any, cluster: Any, *, rate: float | None = None) -> float:
+    """Spec 7.5: ``rate * mean tasks per job * mean service time at the mean f / slots``.
 
-    ``sum(duration * instances) / window / sum_k(slots_k * speed_k)``, where ``window`` is
-    the arrival span stretched by one mean inter-arrival time (``n/(n-1)`` times the span
-    between the first and the last job submission). Below 1 the cluster can keep up;
-    DRS tasks hold one processor each, so this is their processor utilisation if every
-    task ran at the mean speed.
+    Tasks count their instances; the service time at the mean f is the nominal
+    ``duration``. ``rate`` defaults to the workload's own, ``(n - 1) / span`` of its job
+    submissions (jobs/s).
     """
     from schedlab.cluster.spec import R_SLOTS
     w = workload
     submit = np.full(w.n_jobs, np.inf)
     np.minimum.at(submit, w.job, w.submit_time)
     n = len(submit)
-    span = float(submit.max() - submit.min())
-    window = span * n / (n - 1) if n > 1 and span > 0 else float("nan")
-    work = float((w.duration * w.instances).sum())
-    cap = float((cluster.capacity[:, R_SLOTS] * cluster.speed).sum())
-    return work / window / cap
+    if rate is None:
+        span = float(submit.max() - submit.min())
+        rate = (n - 1) / span if n > 1 and span > 0 else float("nan")
+    work_per_job = float((w.duration * w.instances).sum()) / n
+    return rate * work_per_job / float(cluster.capacity[:, R_SLOTS].sum())
+
+
+def slot_utilisation(res: Any) -> float:
+    """Busy processor-seconds (attempt start to end, per instance) over total slots x span."""
+    from schedlab.cluster.spec import R_SLOTS
+    a = res.attempts
+    if not len(a):
+        return 0.0
+    busy = float((a["count"].to_numpy() * (a["end_time"] - a["start_time"]).to_numpy()).sum())
+    return busy / (float(res.sim.spec.capacity[:, R_SLOTS].sum()) * _span(res))
 
 
 def milp_stats(log: list[tuple]) -> pd.DataFrame:
@@ -158,6 +169,7 @@ def drs_summary(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1, policy: Any
         "deadline_met_share": float(met.mean()),
         "mean_response": float(np.nanmean(response_times(res))),
         "serialized_share": serialized_share(res, pairs),
+        "utilisation": slot_utilisation(res),
         "makespan": float(res.summary.get("makespan", np.nan)),
     }
     preds = getattr(policy, "predictions", None)

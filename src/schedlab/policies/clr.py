@@ -66,10 +66,16 @@ class ClrPolicy(BaselinePolicy):
         reqs = w.request[order][:, COLS]
         i = 0
         while i < len(order):
-            if not can_split:    # only a task that fits somewhere can act now
-                i = next_candidate(reqs, i, top, failed)
-                if i >= len(order):
-                    break
+            # only a task that fits somewhere, or (while splits are possible) a task of a
+            # job not started yet, can act now
+            nxt = next_candidate(reqs, i, free)
+            if can_split:
+                fresh = np.flatnonzero([int(j) not in self.started_jobs
+                                        for j in w.job[order[i:nxt]]])
+                nxt = i + int(fresh[0]) if len(fresh) else nxt
+            i = nxt
+            if i >= len(order):
+                break
             t = int(order[i])
             i += 1
             j = int(w.job[t])

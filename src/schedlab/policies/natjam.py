@@ -65,7 +65,7 @@ class NatjamPolicy(BaselinePolicy):
         i = 0
         while i < len(order):
             if not can_evict:    # only a task that fits somewhere can act now
-                i = next_candidate(reqs, i, top, failed)
+                i = next_candidate(reqs, i, free)
                 if i >= len(order):
                     break
             t = int(order[i])

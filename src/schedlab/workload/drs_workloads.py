@@ -176,12 +176,14 @@ def alibaba_dags(n_jobs: int = 100, *, seed: int = 0, rate: float = 2.0,
 
 
 def tpch_dags(n_jobs: int = 40, *, seed: int = 0, rate: float = 1.0,
-              max_instances: int = 400, mem_per_task: float = 1.0) -> pd.DataFrame:
+              max_instances: int = 400, mem_per_task: float = 1.0,
+              scale: float = 1.0) -> pd.DataFrame:
     """Decima's TPC-H Spark stage DAGs (real), sampled and submitted at ``rate`` jobs/s.
 
     Stages become tasks with one instance per Spark task (1 core); memory is not in the
     trace and is set to ``mem_per_task`` GB. Jobs with more than ``max_instances`` task
-    instances are left out. Deadlines as in 2.4.
+    instances are left out. Durations are multiplied by ``scale`` (the offered-load knob of
+    the held-back variant). Deadlines as in 2.4.
     """
     df = _load(traces_dir() / "tpch-decima" / "tpch_spark_dags.json.gz")
     inst = df.groupby("job_id", sort=False)["instances"].sum()
@@ -191,5 +193,6 @@ def tpch_dags(n_jobs: int = 40, *, seed: int = 0, rate: float = 1.0,
     df = df[df["job_id"].isin(set(pick))].copy()
     df["mem"] = mem_per_task
     df["mem_used"] = mem_per_task
+    df["duration"] = df["duration"] * scale
     df = _retime(df, rate)
     return add_deadlines(df, rng)
