@@ -107,3 +107,13 @@ def test_write_outputs_writes_every_file(tmp_path):
     for anchor in ("paper-table", "calibration", "tuning", "regime", "variants", "acceptance"):
         assert f'id="{anchor}"' in html
     assert "1 of 2 checks pass" in html and "data:image/png;base64" in html
+
+
+def test_regime_map_figure_draws_an_accept_range():
+    df = pd.DataFrame({"load": [0.1, 0.9, 0.1, 0.9], "m": [15, 15, 20, 20],
+                       "ratio": [2.2, 1.1, 2.3, 1.0]})
+    fig = regime_map_figure(df, x="load", value="ratio", series="m", bound=(1.0, 1.5))
+    ax = fig.axes[0]
+    dashed = sorted(l.get_ydata()[0] for l in ax.lines if l.get_linestyle() == "--")
+    assert dashed == [1.0, 1.5] and len(ax.lines) == 4          # 2 series + 2 bounds
+    assert "accept range 1–1.5" in [t.get_text() for t in ax.get_legend().get_texts()]

@@ -29,11 +29,12 @@ __all__ = ["write_outputs", "report_sections", "regime_map_figure"]
 
 
 def regime_map_figure(df: pd.DataFrame, *, x: str, value: str, series: str | None = None,
-                      bound: float | None = None, title: str = "", xlabel: str | None = None,
+                      bound: float | tuple[float, float] | None = None, title: str = "", xlabel: str | None = None,
                       ylabel: str | None = None, logx: bool = False, path: str | Path | None = None):
     """Lines of ``value`` over ``x``, one per ``series`` value (means over seeds if repeated).
 
-    ``bound`` draws the claim's accept bound as a dashed line. Saved as PNG to ``path`` if
+    ``bound`` draws the claim's accept bound (or both ends of an accept range ``(lo, hi)``)
+    as dashed lines. Saved as PNG to ``path`` if
     given; returns the matplotlib Figure.
     """
     import matplotlib
@@ -45,8 +46,12 @@ def regime_map_figure(df: pd.DataFrame, *, x: str, value: str, series: str | Non
         s = g.groupby(x)[value].mean().sort_index()
         ax.plot(s.index.to_numpy(), s.to_numpy(), marker="o",
                 label=None if key is None else f"{series} = {key}")
-    if bound is not None:
-        ax.axhline(bound, color="0.35", ls="--", lw=1, label=f"accept bound {bound:g}")
+    if bound is not None:       # one bound, or an accept range (lo, hi)
+        bounds = tuple(bound) if isinstance(bound, (tuple, list)) else (bound,)
+        for i, b in enumerate(bounds):
+            ax.axhline(b, color="0.35", ls="--", lw=1,
+                       label=("accept bound " if len(bounds) == 1 else "accept range ")
+                       + "–".join(f"{x:g}" for x in bounds) if i == 0 else None)
     if logx:
         ax.set_xscale("log")
     ax.set_xlabel(xlabel or x)
