@@ -78,6 +78,4 @@ def test_regime_map_covers_the_grid_and_matches_the_runs(full):
     r0 = _per_seed_ratio(seed0, "NE_priority")[0]
     at = rmap[(rmap["load_factor"] == 1.0) & (rmap["S_sticky"] == 200)].iloc[0]
     assert at["NE_ratio"] == pytest.approx(r0)
-    # PRI's NE rises with the load factor (the map's load axis is a real load axis)
-    pri = rmap[rmap["S_sticky"] == 0].sort_values("load_factor")["PRI_NE"].to_numpy()
-    assert (np.diff(pri) > 0).all()
+    assert (rmap[rmap["S_sticky"] == 0]["NE_ratio"].dropna() == 1.0).all()
