@@ -78,4 +78,5 @@ def test_regime_map_covers_the_grid_and_matches_the_runs(full):
     r0 = _per_seed_ratio(seed0, "NE_priority")[0]
     at = rmap[(rmap["load_factor"] == 1.0) & (rmap["S_sticky"] == 200)].iloc[0]
     assert at["NE_ratio"] == pytest.approx(r0)
-    assert (rmap[rmap["S_sticky"] == 0]["NE_ratio"].dropna() == 1.0).all()
+    pri0 = seed0[seed0["label"] == "PRI"]["NE_priority"].iloc[0]
+    assert rmap[(rmap["load_factor"] == 1.0) & (rmap["S_sticky"] == 0)]["PRI_NE"].iloc[0] == pri0
