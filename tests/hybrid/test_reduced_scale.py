@@ -1,105 +1,93 @@
-"""Reduced-scale acceptance directions for HYBRID, PRI and PRI5 (SEEDS_SPEC §5.4).
+"""W-HYB-1 v2 at reduced scale, with the calibrated s (spec §7.2): what the full-scale
+calibrated workload shows, asserted at a scale that keeps its regime.
 
-One W-HYB-1 sample at 10% of the Table 1 cluster (every machine row kept, 360 slots) and
-10% of the arrival rate, over 8 h, run once per policy (module fixture, about 15 s). The
-class mix is W-HYB-1's default: the real Google 2011 per-class task counts when the
-excerpt is available (spec §4.4), else the synthetic mix.
-The sticky-slot count scales with the slots: 200 of 3,072 (6.5%) becomes 23 of 360.
-
-What holds at this scale and is asserted: sticky runs are never evicted, PRI5 evicts less
-than PRI and drops few tasks (H2/H6 direction), sticky usage is dominated by classes ≤ 4
-and its share of finished tasks is above the sticky share of slots (H11), and evictions
-and waste fall when the sticky share grows (H12 direction: at 90% of slots).
-
-What does not hold and is recorded as a strict xfail: H1/H3 at the paper's 6.5%, with
-either mix (measured here, seed 0: NE 332 -> 316 with the trace mix, 287 -> 280 with the
-synthetic one; at full scale NE HYBRID/PRI 0.92 and WE 0.81 with the trace mix).
-See docs/policies/hybrid.md ("Class mix from the Google 2011 excerpt" and "Why the sticky
-slots do not cut evictions here").
+Scale: 10% of the Table 1 cluster (every machine row kept, 360 slots) with 10% of the
+arrivals, over the full 15 h, seed 0, PRI and HYBRID with 0, 200 and 800 nominal labels
+(scaled with the slots), one module fixture of three runs of about 4-5 CPU·s each.
+The 15-h horizon matters: W-HYB-1 v2's long production tasks pile up over hours, and a
+5-h window at full scale has no eviction at all. At the calibrated s the full-scale seeds
+split into two regimes: no eviction, or an eviction storm (PRI NE 13-18k, pe̅ 5-6.5,
+max(pe) 150-200 on seeds 0 and 2). This scale is in the storm regime (PRI pe̅ about 7,
+max(pe) above 20); the assertions are what the storm shows (docs/policies/hybrid.md).
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import schedlab
 from schedlab.metrics.hybrid_metrics import hybrid_metrics
-from schedlab.workload.hybrid_workloads import w_hyb_1
+from schedlab.reproduce.calibration import load_calibration
+from schedlab.workload.hybrid_workloads import google_task_parts, w_hyb_1
 
-SCALE, HOURS = 0.1, 8.0
+SCALE, HOURS, SEED = 0.1, 15.0, 0
+STICKY = (0, 200, 800)          # nominal labels of 3,072 slots, scaled with the slots
+
+pytestmark = pytest.mark.skipif(not google_task_parts() or load_calibration("hybrid") is None,
+                                reason="needs the Google 2011 excerpt and the stored calibration")
 
 
 @pytest.fixture(scope="module")
 def runs():
-    wl = w_hyb_1(0, scale=SCALE, hours=HOURS)
+    s = float(load_calibration("hybrid").knobs["demand_scale"])
+    wl = w_hyb_1(SEED, scale=SCALE, hours=HOURS, demand_scale=s)
     slots = int(wl.cluster.capacity[:, 4].sum())
-    s_paper = int(round(200 * slots / 3072))          # 23
-    s_large = int(round(0.9 * slots))                 # 324
-    cases = {"PRI": ("pri", {}), "PRI5": ("pri-k", {"k": 5}),
-             "HYBRID": ("hybrid", {"sticky_slots": s_paper}),
-             "HYBRID-90%": ("hybrid", {"sticky_slots": s_large})}
     out = {}
-    for label, (pid, params) in cases.items():
-        res = schedlab.simulate(wl.frame, wl.cluster, pid, seed=0, params=params,
+    for nominal in STICKY:
+        n = int(round(nominal * slots / 3072))
+        pid, params = ("pri", {}) if nominal == 0 else ("hybrid", {"sticky_slots": n})
+        res = schedlab.simulate(wl.frame, wl.cluster, pid, seed=SEED, params=params,
                                 config={"record_levels": False})
-        out[label] = (res, hybrid_metrics(res, window=HOURS * 3600.0))
-    out["slots"] = slots
-    out["sticky"] = s_paper
+        out[nominal] = (res, hybrid_metrics(res, window=HOURS * 3600.0))
     return out
 
 
-def test_regime_has_evictions(runs):
-    # the checks below are only meaningful if PRI evicts repeatedly at this scale
-    m = runs["PRI"][1]
-    assert m["NE_priority"] >= 100 and m["pe_max"] >= 5
+def test_regime_is_the_eviction_storm(runs):
+    m = runs[0][1]
+    assert m["NE_priority"] >= 500 and m["pe_mean"] >= 4 and m["pe_max"] >= 20
     assert m["unfinished"] == 0
 
 
 def test_sticky_runs_are_never_evicted(runs):
-    res = runs["HYBRID"][0]
-    a = res.attempts
+    a = runs[200][0].attempts
     sticky = a[a["sticky"].astype(bool)]
     assert len(sticky) > 100
     assert set(sticky["outcome_name"].astype(str)) <= {"completed", "killed"}
-    # and PRI never labels anything sticky
-    assert not runs["PRI"][0].attempts["sticky"].astype(bool).any()
+    assert not runs[0][0].attempts["sticky"].astype(bool).any()
 
 
-def test_pri5_is_between_and_drops_few(runs):
-    pri, pri5 = runs["PRI"][1], runs["PRI5"][1]
-    assert pri5["NE_priority"] < pri["NE_priority"]                 # H2 direction
-    assert pri5["pe_max"] <= 4 < pri["pe_max"]                      # drop on the 5th
-    assert 0 < pri5["drops"] / pri5["tasks"] <= 0.015               # H6
+def test_evictions_and_waste_fall_with_the_paper_share_of_labels(runs):
+    # direction of H1 and H3 at S = 200 (of 3,072)
+    pri, hyb = runs[0][1], runs[200][1]
+    assert hyb["NE_priority"] < pri["NE_priority"]
+    assert hyb["WE"] < pri["WE"]
 
 
-def test_sticky_usage_pattern(runs):
-    m = runs["HYBRID"][1]
-    assert m["sticky_low_share"] >= 0.8                             # H11, classes <= 4
-    # more finished tasks used a sticky slot than the sticky share of slots (6.5%)
-    assert m["sticky_finished_share"] > runs["sticky"] / runs["slots"]
+def test_evictions_do_not_rise_with_more_labels(runs):
+    # H12's first half: NE non-increasing in S_sticky
+    ne = [runs[n][1]["NE_priority"] for n in STICKY]
+    assert all(b <= a for a, b in zip(ne, ne[1:])), ne
 
 
-def test_more_sticky_slots_cut_evictions_and_waste(runs):
-    # H12 direction (NE non-increasing in S), at the far end of the sweep
-    pri, big = runs["PRI"][1], runs["HYBRID-90%"][1]
-    assert big["NE_priority"] < 0.5 * pri["NE_priority"]
-    assert big["WE"] < pri["WE"]
-    assert big["pe_max"] <= pri["pe_max"]
+def test_sticky_labels_cut_repeat_evictions(runs):
+    # H5's mechanism: the labels go to evicted tasks, so repeats fall faster than firsts
+    pri, hyb = runs[0][1], runs[200][1]
+    assert hyb["pe_mean"] < pri["pe_mean"]
+    assert hyb["sticky_to_evicted_share"] > 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "measured: at the paper's 6.5% sticky slots HYBRID does not cut priority evictions "
-    "or waste on W-HYB-1, with the real trace class mix or the synthetic one (see "
-    "docs/policies/hybrid.md); flags a change if it starts to"))
-def test_h1_h3_at_paper_sticky_share(runs):
-    pri, hyb = runs["PRI"][1], runs["HYBRID"][1]
-    assert hyb["NE_priority"] <= 0.35 * pri["NE_priority"]          # H1
-    assert hyb["WE"] <= 0.35 * pri["WE"]                            # H3
-
-
-def test_response_time_split_is_consistent(runs):
-    m = runs["PRI"][1]
-    # R_0 is a mix of R_0-ev and R_0-nev, so it lies between them
-    lo, hi = sorted([m["R_0_ev"], m["R_0_nev"]])
-    assert lo <= m["R_0"] <= hi
-    assert np.isfinite(m["R_9"]) and m["R_9"] > 0
+def test_response_times_match_an_independent_count(runs):
+    # R_0, R_0-ev and R_0-nev rebuilt from the per-instance task table (pandas groupby on
+    # job/task/instance), not from the metric's bincount over instance keys
+    res, m = runs[0]
+    t = res.tasks
+    t = t.assign(evicted=t["outcome"].astype(str).isin(["evicted", "killed"]))
+    key = ["job_id", "task_id", "instance"]
+    ever = t.groupby(key, observed=True)["evicted"].any()
+    done = t[t["outcome"].astype(str) == "completed"].set_index(key)
+    done = done.assign(ever=ever.reindex(done.index).to_numpy(),
+                       resp=done["end_time"] - done["submit_time"])
+    low = done[done["priority"] == 0]
+    assert m["R_0"] == pytest.approx(low["resp"].mean())
+    assert m["R_0_ev"] == pytest.approx(low[low["ever"]]["resp"].mean())
+    assert m["R_0_nev"] == pytest.approx(low[~low["ever"]]["resp"].mean())
+    assert m["R_9"] == pytest.approx(done[done["priority"] == 9]["resp"].mean())

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.reproduce.calibration import (CALIBRATION_SEEDS, SearchLog, StoredCalibration,
+from schedlab.reproduce.calibration import (SearchLog, StoredCalibration,
                                             acceptance_seeds, calibration_frame,
                                             calibration_row, calibration_seeds,
                                             load_calibration, within_rel)
@@ -100,10 +100,12 @@ def _job(kind: str, label: str, seed: int, pid: str, params: dict, scenario: str
 
 def _cost(job: tuple) -> float:
     """Rough relative cost of a job, to start the longest ones first."""
-    kind, _label, _seed, _pid, params, scenario, wl_kw = job
+    kind, _label, _seed, pid, params, scenario, wl_kw = job
     base = 1.0 if scenario == "full" else 0.1
     if kind == "Google-2011":
         base *= 4.0
+    if pid == "pri-k":
+        base *= 0.9             # after PRI and HYBRID: H1 and H3 first if interrupted
     return base * wl_kw.get("demand_scale", 0.1) / 0.1 * (1 + params.get("sticky_slots", 0) / 3072)
 
 
@@ -141,13 +143,14 @@ def _warm_caches() -> bool:
     return True
 
 
-def _run(jobs: list[tuple], out: Path, workers: int, label: str) -> pd.DataFrame:
+def _run(jobs: list[tuple], out: Path, workers: int, label: str) -> list[dict[str, Any]]:
+    """The metrics of every job, in order; identical jobs run once (and once ever: cache)."""
     unique = list(dict.fromkeys(repr(j) for j in jobs))
     by_repr = {repr(j): j for j in jobs}
-    todo = [by_repr[r] for r in unique]
-    rows = run_jobs(run_one, todo, workers=workers, cost=_cost, cache=out / "runs",
-                    label=label)
-    return pd.DataFrame(rows)
+    rows = run_jobs(run_one, [by_repr[r] for r in unique], workers=workers, cost=_cost,
+                    cache=out / "runs", label=label)
+    at = {r: i for i, r in enumerate(unique)}
+    return [rows[at[repr(j)]] for j in jobs]
 
 
 def _pick(df: pd.DataFrame, **eq: Any) -> pd.DataFrame:
@@ -171,8 +174,9 @@ def _pri_row(df: pd.DataFrame) -> dict[str, float]:
 
 def calibrate(out: Path | str = Path("out/calibrate/hybrid"), quick: bool = False, *,
               workers: int = 2, lo: float = 0.097, hi: float = 0.108,
-              max_steps: int = 5) -> StoredCalibration:
-    """The recorded search for s (PRI only, calibration seeds) and the C2 readings sweep."""
+              max_steps: int = 5, tune: bool = True) -> StoredCalibration:
+    """The recorded search for s (PRI only, calibration seeds) and the C2 readings sweep
+    (``tune``; without it the reading stays the spec's)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     scenario = "quick" if quick else "full"
@@ -183,30 +187,42 @@ def calibrate(out: Path | str = Path("out/calibrate/hybrid"), quick: bool = Fals
     def measure(demand_scale: float) -> dict[str, Any]:
         jobs = [_job("W-HYB-1", "PRI", s, "pri", {}, scenario,
                      {"demand_scale": demand_scale}) for s in seeds]
-        row = _pri_row(_run(jobs, out, workers, f"calibrate s={demand_scale:.4f}"))
+        row = _pri_row(pd.DataFrame(_run(jobs, out, workers, f"calibrate s={demand_scale:.4f}")))
         print(f"  s={demand_scale:.4f}: PRI NE {row['NE_priority']:.0f} "
               f"WE {row['WE'] / 1e3:.1f}k", flush=True)
         return {"stage": "calibration", **row}
 
     recorded = log(measure)
-    # NE_priority rises with s: geometric bisection towards 8,509, stopped when both fit
+    # NE_priority rises steeply with s: regula falsi on log NE inside [lo, hi] (geometric
+    # midpoint while one end is unmeasured), stopped when both fit or NE is within 5%
+    ends: dict[str, tuple[float, float]] = {}
     for _ in range(max_steps):
-        x = math.sqrt(lo * hi)
+        if "lo" in ends and "hi" in ends:
+            (x0, l0), (x1, l1) = ends["lo"], ends["hi"]
+            x = x0 + (x1 - x0) * (0.0 - l0) / (l1 - l0)
+            x = min(max(x, x0 + 0.1 * (x1 - x0)), x1 - 0.1 * (x1 - x0))
+        else:
+            x = math.sqrt(lo * hi)
         r = recorded(demand_scale=round(x, 5))
         if r["within_NE"] and r["within_WE"]:
             break
         if abs(r["log_ratio_NE"]) <= math.log1p(0.05):
             break
-        lo, hi = (x, hi) if r["NE_priority"] < TARGET_NE else (lo, x)
+        if r["NE_priority"] < TARGET_NE:
+            lo, ends["lo"] = x, (x, r["log_ratio_NE"])
+        else:
+            hi, ends["hi"] = x, (x, r["log_ratio_NE"])
     search = log.frame()
     search["objective"] = search["log_ratio_NE"].abs() + search["log_ratio_WE"].abs()
     both = search[search["within_NE"] & search["within_WE"]]
     best = (both if len(both) else search).sort_values("objective").iloc[0]
     s_star = float(best["demand_scale"])
     within = bool(len(both))
-    tuning = _tuning(s_star, out, workers, scenario)
-    reading = _choose_reading(tuning)
-    search = pd.concat([search, tuning], ignore_index=True)
+    reading = "spec"
+    if tune:
+        tuning = _tuning(s_star, out, workers, scenario)
+        reading = _choose_reading(tuning)
+        search = pd.concat([search, tuning], ignore_index=True)
     note = (f"s = {s_star:g}: PRI NE {best['NE_priority']:.0f} (paper 8,509), WE "
             f"{best['WE'] / 1e3:.1f}k CPU·s (paper 141k); both within ±25%: {within}. "
             f"Policy reading kept: {reading}.")
@@ -227,7 +243,7 @@ def _tuning(s: float, out: Path, workers: int, scenario: str) -> pd.DataFrame:
                  READINGS[name][0 if lab == "PRI" else 1], scenario, wl)
             for name, lab, sd in keys]
     # identical runs (PRI under the HYBRID-only readings) run once
-    res = dict(zip(keys, _align(jobs, _run(jobs, out, workers, "tuning (calibration seeds)"))))
+    res = dict(zip(keys, _run(jobs, out, workers, "tuning (calibration seeds)")))
     rows = []
     for name in READINGS:
         pri = pd.DataFrame([res[(name, "PRI", sd)] for sd in seeds])
@@ -246,11 +262,17 @@ def _tuning(s: float, out: Path, workers: int, scenario: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _align(jobs: list[tuple], df: pd.DataFrame) -> list[dict]:
-    """The result row of every job (``_run`` ran each distinct job once, in order)."""
-    order = list(dict.fromkeys(repr(j) for j in jobs))
-    rows = df.to_dict("records")
-    return [rows[order.index(repr(j))] for j in jobs]
+def _stored_pri_row(search: pd.DataFrame, s: float) -> dict[str, Any] | None:
+    """PRI's row at ``s`` from the stored search, if the search evaluated ``s``."""
+    if "demand_scale" not in search.columns or "NE_priority" not in search.columns:
+        return None
+    stage = search["stage"] if "stage" in search.columns else "calibration"
+    hit = search[(stage == "calibration") & np.isclose(search["demand_scale"], s)]
+    if not len(hit):
+        return None
+    row = hit.iloc[-1]
+    return {k: (bool(row[k]) if k.startswith("within") else float(row[k]))
+            for k in ("NE_priority", "WE", "within_NE", "within_WE")}
 
 
 def _choose_reading(tuning: pd.DataFrame) -> str:
@@ -459,7 +481,8 @@ def _figures(rmap: pd.DataFrame, out: Path) -> dict[str, Path]:
 
 
 def reproduce(*, seeds: int = 5, out: Path | str = Path("out/hybrid"), quick: bool = False,
-              workers: int = 2, map_seeds: int = 1, variants: bool = True) -> ReproductionResult:
+              workers: int = 2, map_seeds: int = 1, variants: bool = True,
+              remeasure: bool = False) -> ReproductionResult:
     """Run the HYBRID reproduction; see the module docstring."""
     t0 = time.perf_counter()
     out = Path(out)
@@ -508,18 +531,27 @@ def reproduce(*, seeds: int = 5, out: Path | str = Path("out/hybrid"), quick: bo
     var_jobs = [(name, _job(kind, label, sd, pols[label][0], pols[label][1], scenario, kw))
                 for name, kind, kw, sds in (var_specs if variants else [])
                 for sd in sds for label in ("PRI", "HYBRID")]
-    all_jobs = cal_jobs + acc_jobs + map_jobs + [j for _, j in var_jobs]
-    df_all = _run(all_jobs, out, workers, "hybrid runs")
-    rows = _align(all_jobs, df_all)
-    n1, n2, n3 = len(cal_jobs), len(cal_jobs) + len(acc_jobs), len(cal_jobs) + len(acc_jobs) + len(map_jobs)
-    cal_df = pd.DataFrame(rows[:n1])
-    acc_df = pd.DataFrame(rows[n1:n2])
-    map_df = pd.DataFrame(rows[n2:n3])
+    stored_pri = _stored_pri_row(cal.search, s_star)
+    if stored_pri is not None and not remeasure and not quick:
+        cal_jobs = []           # deterministic: the stored search measured these runs
+    # stages, so that an interrupted run keeps the acceptance runs first (cache resumes)
+    acc_df = pd.DataFrame(_run(acc_jobs, out, workers, "acceptance"))
+    rows = _run(cal_jobs + map_jobs, out, workers, "calibration check and regime map")
+    cal_df = pd.DataFrame(rows[:len(cal_jobs)])
+    map_df = pd.DataFrame(rows[len(cal_jobs):])
     map_df["load_factor"] = [k[0] for k in map_keys]
     map_df["sticky_nominal"] = [k[1] for k in map_keys]
-    var_df = pd.DataFrame(rows[n3:])
+    var_df = pd.DataFrame(_run([j for _, j in var_jobs], out, workers, "held-back variants")
+                          if var_jobs else [])
     if len(var_df):
         var_df["variant"] = [name for name, _ in var_jobs]
+    # every distinct run once, for the CPU total
+    distinct = {repr(j): r for j, r in zip(cal_jobs + acc_jobs + map_jobs
+                                           + [j for _, j in var_jobs],
+                                           cal_df.to_dict("records") + acc_df.to_dict("records")
+                                           + map_df.to_dict("records")
+                                           + var_df.to_dict("records"))}
+    df_all = pd.DataFrame(list(distinct.values()))
     # sweep for H12: the map at s* (S = 0 is PRI, S = 200 HYBRID: the acceptance runs)
     sweep = map_df[map_df["load_factor"] == 1.0].copy()
     sweep["sticky_slots_nominal"] = sweep["sticky_nominal"]
@@ -531,7 +563,10 @@ def reproduce(*, seeds: int = 5, out: Path | str = Path("out/hybrid"), quick: bo
     mech = _mechanism(acc_df)
     figs = _figures(rmap, out)
     # calibration.csv: PRI re-measured at s* on the calibration seeds
-    pr = _pri_row(cal_df)
+    pr = _pri_row(cal_df) if len(cal_df) else stored_pri
+    if not len(cal_df):
+        notes.append("calibration.csv: PRI at s* on the calibration seeds as measured by the "
+                     "stored search (same seeds and code; runs are deterministic), not rerun")
     both = bool(pr["within_NE"] and pr["within_WE"])
     calib = calibration_frame([
         {**calibration_row("demand_scale", s_star, "NE_priority (PRI)", TARGET_NE,
@@ -546,6 +581,10 @@ def reproduce(*, seeds: int = 5, out: Path | str = Path("out/hybrid"), quick: bo
                                                                          index=search.index)
     tuning = search[stage == "tuning"].dropna(axis=1, how="all").reset_index(drop=True)
     cal_search = search[stage != "tuning"].dropna(axis=1, how="all").reset_index(drop=True)
+    if not len(tuning):
+        notes.append("the stored calibration has no readings sweep: run here (C2, "
+                     "calibration seeds)")
+        tuning = _tuning(s_star, out, workers, scenario)
     vtab = _variants(var_df) if len(var_df) else pd.DataFrame()
     wall = time.perf_counter() - t0
     cpu_total = float(df_all["cpu_seconds"].sum())
