@@ -1,0 +1,23 @@
+"""Every packaged data file (presets, stored calibrations) is listed in pyproject's
+package-data, so a regular (non-editable) install carries it too."""
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from pathlib import Path
+
+import schedlab
+
+REPO = Path(__file__).resolve().parents[2]
+PKG = Path(schedlab.__file__).parent
+
+
+def test_package_data_covers_every_data_file():
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["schedlab"]
+    files = [p.relative_to(PKG).as_posix() for p in (PKG / "data").rglob("*") if p.is_file()
+             and "__pycache__" not in p.parts]
+    assert any(f.startswith("data/calibration/") for f in files)
+    missing = [f for f in files if not any(fnmatch.fnmatchcase(f, pat) and
+                                           f.count("/") == pat.count("/") for pat in patterns)]
+    assert not missing, f"not in [tool.setuptools.package-data]: {missing}"
