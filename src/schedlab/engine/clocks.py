@@ -162,6 +162,11 @@ class VirtualClocks:
             now = self.now
             v = self._vc[i] + (now - self._vt[i]) * rate
             due = now + max(heap[0][0] - v, 0.0) / rate
+        self._set_due(i, due)
+
+    def _set_due(self, i: int, due: float) -> None:
+        """Clock ``i``'s next COMPLETE event is at ``due``: a new event (and version, which
+        makes the old one stale) only when that time changed."""
         if due != self._next_due[i]:
             self._next_due[i] = due
             self._due_version[i] += 1

@@ -30,8 +30,7 @@ import numpy as np
 
 from schedlab.cluster.spec import COMPRESSIBLE, R_CPU, RESOURCES
 from schedlab.cluster.state import RUNNING, STARTING
-from schedlab.engine import events as ev
-from schedlab.engine.clocks import _PRIO_COMPLETE, SAME_INSTANT
+from schedlab.engine.clocks import SAME_INSTANT
 
 __all__ = ["UsageSteps"]
 
@@ -247,12 +246,7 @@ class UsageSteps:
         else:
             now = self.now
             due = now + max(head - (self._vc[i] + (now - self._vt[i]) * rate), 0.0) / rate
-        if due != self._next_due[i]:
-            self._next_due[i] = due
-            self._due_version[i] += 1
-            if due < math.inf:
-                heapq.heappush(self._ev_heap, (due, _PRIO_COMPLETE, next(self._ev_seq),
-                                               ev.COMPLETE, i, self._due_version[i]))
+        self._set_due(i, due)
 
     def _steps_complete_due(self, i: int, version: int) -> None:
         """A COMPLETE event of clock ``i``: move every group whose boundary is due to its

@@ -243,12 +243,7 @@ class PriorityPolicy(Policy):
                 if self.prio[t] <= min_regular:
                     exhausted = True    # no running regular task of lower priority
                     break
-                rg, left = snap.groups(), snap.left
-                ok = snap.evictable & (left > 0)
-                if mem_free is not None:
-                    # only victims whose slot (and memory) can then hold t
-                    ok &= (mem_free[rg.machine] + snap.g_mem >= self.mem_use[t] - 1e-12)
-                g = self._victim(self.prio[t], snap.g_prio, snap.g_power, rg.start_time, ok)
+                g = self._victim_for(t, snap, mem_free)
                 if g < 0:
                     exhausted = True    # nothing of lower priority runs: true for all later tasks
                     break
@@ -304,11 +299,7 @@ class PriorityPolicy(Policy):
             if want[j] <= 0:
                 continue
             t = int(pend[j])
-            rg, left = snap.groups(), snap.left
-            ok = snap.evictable & (left > 0)
-            if mem_free is not None:
-                ok &= (mem_free[rg.machine] + snap.g_mem >= self.mem_use[t] - 1e-12)
-            g = self._victim(self.prio[t], snap.g_prio, snap.g_power, rg.start_time, ok)
+            g = self._victim_for(t, snap, mem_free)
             if g < 0:
                 return
             m = self._evict_for(t, g, snap, actions, mem_free, self._limit())
@@ -457,6 +448,16 @@ class PriorityPolicy(Policy):
             idx = np.flatnonzero(has)
             return int(idx[self.rng.integers(len(idx))])
         return int(np.argmax(np.where(has, free, -1)))
+
+    def _victim_for(self, t: int, snap, mem_free) -> int:
+        """The group to evict for task ``t`` (-1 if none): a running group of lower
+        priority with an instance left in this decision, whose slot (and memory, when
+        tracked) can then hold ``t``."""
+        rg = snap.groups()
+        ok = snap.evictable & (snap.left > 0)
+        if mem_free is not None:
+            ok &= (mem_free[rg.machine] + snap.g_mem >= self.mem_use[t] - 1e-12)
+        return self._victim(self.prio[t], snap.g_prio, snap.g_power, rg.start_time, ok)
 
     def _victim(self, p: int, g_prio: np.ndarray, g_power: np.ndarray, g_start: np.ndarray,
                 ok: np.ndarray) -> int:
