@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["seed_list", "mean_ci"]
+__all__ = ["seed_list", "mean_ci", "paired_ratio_ci"]
 
 
 def seed_list(n: int, base: int = 0) -> list[int]:
@@ -31,3 +31,26 @@ def mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, f
         return float(x[0]), float("nan")
     h = stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
     return float(x.mean()), float(h)
+
+
+def paired_ratio_ci(values: Sequence[float], reference: Sequence[float],
+                    confidence: float = 0.95) -> tuple[float, float, float, int]:
+    """Geometric-mean ratio ``values / reference`` over paired seeds, with its CI.
+
+    The interval is the Student-t interval of the per-seed log ratios, mapped back with
+    ``exp``. A relative change suits heavy-tailed metrics (waits, completion times): one
+    seed with a giant job moves an absolute difference by orders of magnitude, but its log
+    ratio only as far as the policies really differ there. Pairs where either value is not
+    positive and finite (nothing waited under one policy, or a NaN) have no log ratio and
+    are left out; the count of pairs used is returned last.
+
+    Returns ``(ratio, low, high, n_pairs)``; with one pair the bounds are NaN.
+    """
+    x = np.asarray(values, dtype=float)
+    r = np.asarray(reference, dtype=float)
+    if x.shape != r.shape:
+        raise ValueError(f"paired_ratio_ci: {x.shape} values against {r.shape} references")
+    ok = np.isfinite(x) & np.isfinite(r) & (x > 0) & (r > 0)
+    logs = np.log(x[ok] / r[ok])
+    mean, h = mean_ci(logs.tolist(), confidence)
+    return float(np.exp(mean)), float(np.exp(mean - h)), float(np.exp(mean + h)), int(ok.sum())

@@ -17,7 +17,7 @@ from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED
                                   fail, interrupted, policy_params)
 from schedlab.errors import InputError
 from schedlab.reports.compare import (DEFAULT_CLUSTER, DEFAULT_SEEDS, DEFAULT_WORKLOAD, compare, diff_table,
-                                      mean_table, split_policies)
+                                      mean_table, ratio_table, split_policies)
 from schedlab.reports.reproduce_all import reproduce_all, write_combined_report
 from schedlab.reproduce.common import print_acceptance
 from schedlab.sweeps import sweep
@@ -83,7 +83,9 @@ def _print_means(df, console) -> None:
     """Metrics as rows, policies as columns (fits a terminal); then the paired differences."""
     for title, mt in (("mean ± 95% CI over seeds", mean_table(df)),
                       (f"difference to {df.attrs.get('baseline')}, paired by seed (≈ 0? : the CI "
-                       "includes 0)", diff_table(df))):
+                       "includes 0)", diff_table(df)),
+                      (f"ratio to {df.attrs.get('baseline')}, geometric mean over seeds [95% CI] "
+                       "(≈ 1? : the CI includes 1)", ratio_table(df))):
         mt = mt.set_index("policy")
         if not len(mt):
             continue
