@@ -85,7 +85,7 @@ def _print_means(df, console) -> None:
                       (f"difference to {df.attrs.get('baseline')}, paired by seed (≈ 0? : the CI "
                        "includes 0)", diff_table(df)),
                       (f"ratio to {df.attrs.get('baseline')}, geometric mean over seeds [95% CI] "
-                       "(≈ 1? : the CI includes 1)", ratio_table(df))):
+                       "(≈1? : the CI includes 1)", ratio_table(df))):
         mt = mt.set_index("policy")
         if not len(mt):
             continue

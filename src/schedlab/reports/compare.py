@@ -494,7 +494,8 @@ def diff_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def ratio_table(df: pd.DataFrame) -> pd.DataFrame:
     """Key metrics as the paired ratio to the baseline, '×ratio [low, high]', with a mark
-    (``≈ 1?``) where the interval includes 1 and the seed count where some were left out."""
+    (``≈1?``) where the interval includes 1, the seed count where some were left out, and
+    ``n/a`` where no seed has both values positive."""
     summ = _summary_of(df)
     base = summ["baseline"].iloc[0]
     labels = [p for p in dict.fromkeys(summ["policy"]) if p != base]
@@ -508,12 +509,12 @@ def ratio_table(df: pd.DataFrame) -> pd.DataFrame:
             r, lo, hi = sub.at[p, "ratio"], sub.at[p, "ratio_ci_low"], sub.at[p, "ratio_ci_high"]
             n, n_all = int(sub.at[p, "ratio_n_seeds"]), int(sub.at[p, "n_seeds"])
             if n == 0:
-                col.append("n/a (no seed with both > 0)")
+                col.append("n/a")
                 continue
             txt = f"×{r:.3g}" + ("" if not np.isfinite(hi) else f" [{lo:.3g}, {hi:.3g}]")
             inc = sub.at[p, "ratio_ci_includes_1"]
-            txt += " (≈ 1?)" if not pd.isna(inc) and bool(inc) else ""
-            col.append(txt + (f" ({n} of {n_all} seeds)" if n < n_all else ""))
+            txt += " ≈1?" if not pd.isna(inc) and bool(inc) else ""
+            col.append(txt + (f" ({n}/{n_all} seeds)" if n < n_all else ""))
         out[m] = col
     return pd.DataFrame(out)
 
@@ -556,9 +557,10 @@ def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[
                         "(summary.csv):", cls="note"))
         s.add(table_html(diff_table(summary)))
         s.add(paragraph("Paired ratio to the baseline: the geometric mean over seeds of "
-                        "policy / baseline, [95% CI]; “≈ 1?” marks an interval that includes 1. "
-                        "Seeds where either value is 0 (nothing waited) have no ratio and are "
-                        "counted apart. Read this table for waits and completion times: one seed "
+                        "policy / baseline, [95% CI]; “≈1?” marks an interval that includes 1. "
+                        "Seeds where either value is 0 (nothing waited) have no ratio: the "
+                        "count of seeds used is shown where some were left out, and n/a where "
+                        "none remain. Read this table for waits and completion times: one seed "
                         "with a giant job can swamp the absolute differences above.", cls="note"))
         s.add(table_html(ratio_table(summary)))
     s.add(paragraph("Every run (runs.csv):", cls="note"))
