@@ -260,7 +260,7 @@ def test_b1_rm_hands_out_to_shortest_reported_queues_with_per_node_cap():
     p.reset(cl, w, np.random.default_rng(0))
     st = _state(p, [[0, 0, 0, 0]] * 3)
     st.pend[:] = [4, 1]
-    st.free[:] = 0.0                             # fully allocated: opportunistic allowed
+    p._rm_free[:] = 0.0                          # fully allocated (RM view): opportunistic allowed
     p._reported_q[:] = [2, 0, 1]                 # k_opp = 2 shortest: machine 1 (0), machine 2 (1)
     p.eligible_tasks = lambda view, st: np.array([0, 1])
     p.dispatch(None, st)
@@ -303,7 +303,8 @@ def test_ablation_table_pairs_rows_with_b0_of_the_same_seed():
 
 
 def test_b1_allocates_opportunistic_only_when_no_guaranteed_capacity_is_free():
-    # spec §1.5 B1: opportunistic containers only when no node has unallocated room for the task
+    # spec §1.5 B1: opportunistic containers only when no node has room for the task, in
+    # the RM's heartbeat view (the instantaneous free capacity does not count)
     from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
     rows = [{"job_id": "j0", "task_id": f"t{i}", "submit_time": 0.0, "duration": 10.0,
              "cpu": c, "mem": 1, "instances": 1} for i, c in enumerate((2, 6))]
@@ -313,11 +314,33 @@ def test_b1_allocates_opportunistic_only_when_no_guaranteed_capacity_is_free():
     p.reset(cl, w, np.random.default_rng(0))
     st = _state(p, [[0, 0, 0, 0]] * 2)
     st.pend[:] = [1, 1]
-    st.free[:, 0] = [3.0, 1.0]                     # 3 free cores: the 2-core task fits, 6-core does not
+    st.free[:, 0] = [10.0, 10.0]                   # released since the last heartbeats: unseen
+    p._rm_free[:, 0] = [3.0, 1.0]                  # RM view: the 2-core task fits, 6-core does not
     p.eligible_tasks = lambda view, st: np.array([0, 1])
     p.dispatch(None, st)
     assert [t for _, t, _, _ in p._inflight] == [1]
     assert st.pend.tolist() == [1, 0]               # task 0 waits for a regular grant
+
+
+def test_b1_goes_opportunistic_on_capacity_the_rm_has_not_heard_of():
+    """Hand-worked: one 10-core node heartbeats at t = 0, 3, 6 (h_NM 3 s). Task a (10
+    cores, using 2, 4 s) is granted at t = 0 and ends at t = 4. Task b (2 cores) arrives at
+    t = 3.5 and is speculation-eligible one AM heartbeat later, at t = 5: the node is
+    physically empty, but the RM's view (heartbeat at t = 3, a running) has no room, so the
+    RM hands b an opportunistic container, delivered at t = 6 and launched there by the NM
+    (expected usage 0 + 2 <= 0.7 x 10). Reading "free" instantaneously, b would instead
+    wait for a regular grant at the t = 6 heartbeat."""
+    rows = [{"job_id": "ja", "task_id": "a", "submit_time": 0.0, "duration": 4.0, "cpu": 10.0,
+             "mem": 1.0, "cpu_used": 2.0, "mem_used": 1.0},
+            {"job_id": "jb", "task_id": "b", "submit_time": 3.5, "duration": 2.0, "cpu": 2.0,
+             "mem": 1.0, "cpu_used": 1.0, "mem_used": 1.0}]
+    cl = homogeneous_cluster(1, cpu=10.0, mem=100.0, disk=1.0, net=1.0)
+    res = schedlab.simulate(pd.DataFrame(rows), cl, "yarn-opportunistic")
+    att = res.attempts.set_index("task")
+    b = int(np.flatnonzero(res.sim.w.job_ids == "jb")[0])
+    assert bool(att.loc[b, "opportunistic"])
+    assert att.loc[b, "start_time"] == pytest.approx(6.0)
+    assert res.sim.policy.counters["spec_launched"] == 1
 
 
 def test_b1_w_rose_2_preload_is_regular():
