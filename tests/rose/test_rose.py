@@ -469,3 +469,61 @@ def test_reproduce_quick_fills_every_section(tmp_path):
     written = {p.name for p in write_outputs(res, tmp_path)}
     assert {"acceptance.csv", "calibration.csv", "tuning.csv", "regime_map_rose.csv",
             "variants.csv", "report.html"} <= written
+
+
+# ------------------------------------------------------------------ R5 mechanism, C2 rule
+def test_record_placement_mechanism_hand_worked():
+    """Three 10-core machines at CPU 0.1 (memory at 0.9 >= theta_adm 0.85: not admissible),
+    0.3 and 0.6. Placing on machine 2: gap 0.6 - 0.1 = 0.5; against the least-loaded
+    admissible machine (1): 0.3. The CA saw CPU (0.2, 0.2, 0.4) with machine 0 admissible
+    in its view, so the view gap is 0.4 - 0.2 = 0.2 and the staleness error 0.6 - 0.4."""
+    p = _policy([{"cpu": 1, "mem": 1}])
+    st = _state(p, [[0, 0, 0, 0]] * 2)
+    st.cap = np.vstack([st.cap, st.cap[:1]])
+    st.used = np.zeros((3, 5))
+    st.used[:, 0] = [1.0, 3.0, 6.0]
+    st.used[0, 1] = 90.0
+    st.alive = np.ones(3, dtype=bool)
+    st.qlen = np.array([0, 0, 4])
+    st._load = None
+    view = np.zeros((3, 4))
+    view[:, 0] = [0.2, 0.2, 0.4]
+    p.placement_view = lambda: view
+    p.record_placement(st, 2, count=2)
+    assert p.placement_gap == pytest.approx([0.5, 0.5])
+    assert p.placement_gap_admissible == pytest.approx([0.3, 0.3])
+    assert p.placement_overloaded == [False, False]
+    assert p.placement_queue == [4, 4]
+    assert p.placement_view_gap == pytest.approx([0.2, 0.2])
+    assert p.placement_stale_error == pytest.approx([0.2, 0.2])
+    st.used[2, 0] = 8.5                            # now above theta_adm cpu (0.80)
+    st._load = None
+    p.record_placement(st, 2)
+    assert p.placement_overloaded[-1] is True
+
+
+def test_tuning_rule_rejects_values_that_idle_a_mechanism():
+    """C2 rule: the best objective wins only among values that keep every guard within
+    GUARD_TOL of the default. T_to 20 has the best CPU but a p95 wait 30% above the
+    default's: rejected; mL 40 gains CPU within the guards: adopted."""
+    from schedlab.reproduce import rose as R
+    base = {"cpu_backlog": 0.40, "makespan": 100.0, "spec_wait_p95": 10.0,
+            "kills_per_1000_launches": 20.0, "placement_gap": 0.40, "spec_timeouts": 50.0}
+    change = {("T_to", 20.0): {"cpu_backlog": 0.50, "spec_wait_p95": 13.0},
+              ("mL", 40): {"cpu_backlog": 0.44, "placement_gap": 0.41},
+              ("d", 4): {"cpu_backlog": 0.38}}
+
+    class FakeRunner:
+        def run(self, jobs, label):
+            pass
+
+        def get(self, job):
+            if job.policy == "yarn-centralized":
+                return {**base, "cpu_backlog": 0.2}
+            (key,) = job.params or (("default", None),)
+            return {**base, **change.get(key, {})}
+    tuned, sweep = R._tune(FakeRunner(), [1000, 1001], {}, 1.0)
+    assert tuned == {"mL": 40}
+    t20 = sweep[(sweep.parameter == "T_to") & (sweep.value == 20.0)].iloc[0]
+    assert not t20["admissible"] and not t20["spec_wait_p95_within_guard"]
+    assert sweep.loc[sweep.chosen, "parameter"].tolist() == ["mL"]

@@ -76,6 +76,9 @@ TUNING_GRID: dict[str, tuple[Any, ...]] = {
 TUNING_GUARDS = ("spec_wait_p95", "kills_per_1000_launches", "placement_gap")
 GUARD_TOL = 0.05
 RHO_SWEEP = (0.5, 0.75, 1.0)
+#: sensitivity (no check): the unguarded sweep's best list length, with which MMF's load
+#: stage keeps every machine (d x mL >= |M|); in the ablation table and the regime map
+LONG_LIST = {"mL": 40}
 #: knobs used when no stored calibration exists
 DEFAULT_KNOBS: dict[str, float] = {"cpu_scale": 1.0, "preload_usage": 0.36}
 B0_CPU_TARGET = 0.3637
@@ -341,6 +344,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
     rho_default = RosePolicy.Params().rho_max
     rho = {(r, s): j1("ROSE", s, params={} if r == rho_default else {"rho_max": r})
            for r in RHO_SWEEP for s in acc_seeds[:TABLE_SEEDS]}
+    abl.update({("ROSE-mL=40", s): j1("ROSE", s, params=LONG_LIST) for s in acc_seeds[:TABLE_SEEDS]})
     dsk = {(lab, s): j1(lab, s, disk) for lab in ("B1", "B2", "ROSE") for s in acc_seeds}
     w2j = {(f"B1-mQL{q}", s): _job("W2", s, "yarn-opportunistic", {"mQL": q}, w2, scale)
            for q in MQL for s in acc_seeds}
@@ -353,6 +357,9 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
     reg = {(sp, ld, lab, s): j1(lab, s, {"spread": sp, "arrival_span": 600.0 / ld})
            for sp in REGIME_SPREADS for ld in REGIME_LOADS for lab in ("B0", "B2", "ROSE")
            for s in r_seeds}
+    reg.update({(sp, ld, "ROSE-mL=40", s): j1("ROSE", s, {"spread": sp, "arrival_span": 600.0 / ld},
+                                               LONG_LIST)
+                for sp in REGIME_SPREADS for ld in REGIME_LOADS for s in r_seeds})
     # one pool for every acceptance-seed run (acceptance, ablations, rho_max, R3, R4,
     # variants, regime map): the workers keep their built workloads between runs
     runner.run([j for d in (main, abl, rho, dsk, w2j, var, reg) for j in d.values()],
@@ -368,7 +375,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
     runs.to_csv(out / "runs.csv", index=False)
     checks = _checks(runs)
     summary = _summary(runs)
-    ablation = _vs_b0(runs, "W-ROSE-1", ["B0", "B1", "B2", "ROSE", *ABLATIONS,
+    ablation = _vs_b0(runs, "W-ROSE-1", ["B0", "B1", "B2", "ROSE", *ABLATIONS, "ROSE-mL=40",
                                          *[f"ROSE-rho_max={r}" for r in RHO_SWEEP]])
     regime = _regime_frame(reg, g)
     vtab = _variants_frame(runs, list(variants))
@@ -503,13 +510,17 @@ def _regime_frame(reg: dict[tuple, RoseJob], get) -> pd.DataFrame:
     keys = sorted({(sp, ld) for sp, ld, _, _ in reg}, key=lambda k: (REGIME_SPREADS.index(k[0]), k[1]))
     for sp, ld in keys:
         seeds = sorted({s for a, b, _, s in reg if (a, b) == (sp, ld)})
-        r = {lab: [get(reg[(sp, ld, lab, s)]) for s in seeds] for lab in ("B0", "B2", "ROSE")}
+        labs = ("B0", "B2", "ROSE", "ROSE-mL=40")
+        r = {lab: [get(reg[(sp, ld, lab, s)]) for s in seeds if (sp, ld, lab, s) in reg] for lab in labs}
         ratio = [x["cpu_backlog"] / y["cpu_backlog"] for x, y in zip(r["ROSE"], r["B0"])]
+        ratio_long = [x["cpu_backlog"] / y["cpu_backlog"] for x, y in zip(r["ROSE-mL=40"], r["B0"])]
         rows.append({"usage_spread": sp, "load": ld, "arrival_span": 600.0 / ld, "seeds": len(seeds),
                      "B0_cpu_backlog": _mean(r["B0"], "cpu_backlog"),
                      "ROSE_cpu_backlog": _mean(r["ROSE"], "cpu_backlog"),
                      "cpu_backlog_ratio": float(np.mean(ratio)),
                      "R1_holds": bool(np.mean(ratio) >= 1.5),
+                     "cpu_backlog_ratio_mL40": float(np.mean(ratio_long)) if ratio_long else float("nan"),
+                     "ROSE_mL40_placement_gap": _mean(r["ROSE-mL=40"], "placement_gap"),
                      "ROSE_placement_gap": _mean(r["ROSE"], "placement_gap"),
                      "B2_placement_gap": _mean(r["B2"], "placement_gap"),
                      "placement_gap_minus_B2": _mean(r["ROSE"], "placement_gap")
@@ -528,6 +539,8 @@ def _regime_figures(regime: pd.DataFrame, out: Path) -> dict[str, Path]:
     figs = {}
     for name, value, bound, ylabel in (
             ("regime_map_cpu_ratio", "cpu_backlog_ratio", 1.5, "ROSE / B0 backlog-period CPU"),
+            ("regime_map_cpu_ratio_mL40", "cpu_backlog_ratio_mL40", 1.5,
+             "ROSE (mL = 40) / B0 backlog-period CPU"),
             ("regime_map_placement_gap", "placement_gap_minus_B2", 0.0,
              "ROSE placement gap - B2's (R5: < 0)")):
         path = out / f"{name}.png"
@@ -623,16 +636,19 @@ def _checks(runs: pd.DataFrame) -> list[Check]:
         f"{_fmt(b1_first)}; ROSE {_fmt(rr['share_excluded'].mean())} / "
         f"{_fmt(rr['share_rescheduled'].mean())} / {_fmt(rose_first)}",
         "B1 first-try <= 35%; ROSE >= 2x B1", bool(ok), "W-ROSE-2",
-        "" if ok else "ROSE's AMs fill the queues of their mL candidates, where the burst "
-        "times out (rescheduled); compare ROSE's rescheduled share with B1's"))
+        f"per run: ROSE {rr['spec_launches'].mean():.0f} speculative launches and "
+        f"{rr['spec_timeouts'].mean():.0f} queue timeouts, B1 {b1['spec_launches'].mean():.0f} and "
+        f"{b1['spec_timeouts'].mean():.0f}; queue found at placement ROSE "
+        f"{rr['placement_queue'].mean():.1f}, B1 {b1['placement_queue'].mean():.1f}"))
     # R5, with its measured mechanism beside it
     g_b2, g_rose = _pair(runs, W1, "B2", "ROSE", "placement_gap")
-    _, s_rose = _pair(runs, W1, "B2", "ROSE", "placement_ge2_share")
+    s_b2, s_rose = _pair(runs, W1, "B2", "ROSE", "placement_ge2_share")
     ok = g_rose.mean() < g_b2.mean() and s_rose.mean() < 0.40 and direction_holds(g_rose < g_b2)
     checks.append(Check("R5", "MMF places speculative tasks on lighter machines",
                         "B2-like: <=50% optimal, >62% could halve load",
-                        f"gap ROSE {g_rose.mean():.3f} vs B2 {g_b2.mean():.3f}; ROSE on >=2x min "
-                        f"load {_fmt(s_rose.mean())}", "ROSE gap < B2 gap; share < 40%", bool(ok), W1,
+                        f"gap ROSE {g_rose.mean():.3f} vs B2 {g_b2.mean():.3f}; on >=2x min "
+                        f"load ROSE {_fmt(s_rose.mean())}, B2 {_fmt(s_b2.mean())}",
+                        "ROSE gap < B2 gap; share < 40%", bool(ok), W1,
                         _r5_mechanism(runs)))
     # R6
     k_b2, k_rose = _pair(runs, W1, "B2", "ROSE", "kills_per_1000_launches")
