@@ -36,6 +36,11 @@ Faults and measurement (every policy):
   pending regular requests: instances that are ready and not running as regular
   containers. With upgrades (ROSE) a task queued or running speculatively keeps its
   regular request open, so it counts too.
+* **Placements** (R5 and its mechanism, ``record_placement``): every speculative placement
+  records the chosen machine's CPU gap to the cluster minimum and to the least-loaded
+  admissible machine, whether it was already above ``theta_adm``, the queue it found, and,
+  for a policy that decides on a load view (``placement_view``: ROSE's CA), the gap in
+  that view and the chosen machine's actual-minus-viewed load.
 
 Subclasses choose the dispatch; everything else is shared so that only placement and
 timeliness differ between ROSE and the baselines (as the spec asks for B1).
