@@ -260,7 +260,7 @@ def test_b1_rm_hands_out_to_shortest_reported_queues_with_per_node_cap():
     p.reset(cl, w, np.random.default_rng(0))
     st = _state(p, [[0, 0, 0, 0]] * 3)
     st.pend[:] = [4, 1]
-    st.free[:] = 0.0                             # fully allocated: opportunistic allowed
+    p._rm_free[:] = 0.0                          # fully allocated (RM view): opportunistic allowed
     p._reported_q[:] = [2, 0, 1]                 # k_opp = 2 shortest: machine 1 (0), machine 2 (1)
     p.eligible_tasks = lambda view, st: np.array([0, 1])
     p.dispatch(None, st)
@@ -303,7 +303,8 @@ def test_ablation_table_pairs_rows_with_b0_of_the_same_seed():
 
 
 def test_b1_allocates_opportunistic_only_when_no_guaranteed_capacity_is_free():
-    # spec §1.5 B1: opportunistic containers only when no node has unallocated room for the task
+    # spec §1.5 B1: opportunistic containers only when no node has room for the task, in
+    # the RM's heartbeat view (the instantaneous free capacity does not count)
     from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
     rows = [{"job_id": "j0", "task_id": f"t{i}", "submit_time": 0.0, "duration": 10.0,
              "cpu": c, "mem": 1, "instances": 1} for i, c in enumerate((2, 6))]
@@ -313,11 +314,33 @@ def test_b1_allocates_opportunistic_only_when_no_guaranteed_capacity_is_free():
     p.reset(cl, w, np.random.default_rng(0))
     st = _state(p, [[0, 0, 0, 0]] * 2)
     st.pend[:] = [1, 1]
-    st.free[:, 0] = [3.0, 1.0]                     # 3 free cores: the 2-core task fits, 6-core does not
+    st.free[:, 0] = [10.0, 10.0]                   # released since the last heartbeats: unseen
+    p._rm_free[:, 0] = [3.0, 1.0]                  # RM view: the 2-core task fits, 6-core does not
     p.eligible_tasks = lambda view, st: np.array([0, 1])
     p.dispatch(None, st)
     assert [t for _, t, _, _ in p._inflight] == [1]
     assert st.pend.tolist() == [1, 0]               # task 0 waits for a regular grant
+
+
+def test_b1_goes_opportunistic_on_capacity_the_rm_has_not_heard_of():
+    """Hand-worked: one 10-core node heartbeats at t = 0, 3, 6 (h_NM 3 s). Task a (10
+    cores, using 2, 4 s) is granted at t = 0 and ends at t = 4. Task b (2 cores) arrives at
+    t = 3.5 and is speculation-eligible one AM heartbeat later, at t = 5: the node is
+    physically empty, but the RM's view (heartbeat at t = 3, a running) has no room, so the
+    RM hands b an opportunistic container, delivered at t = 6 and launched there by the NM
+    (expected usage 0 + 2 <= 0.7 x 10). Reading "free" instantaneously, b would instead
+    wait for a regular grant at the t = 6 heartbeat."""
+    rows = [{"job_id": "ja", "task_id": "a", "submit_time": 0.0, "duration": 4.0, "cpu": 10.0,
+             "mem": 1.0, "cpu_used": 2.0, "mem_used": 1.0},
+            {"job_id": "jb", "task_id": "b", "submit_time": 3.5, "duration": 2.0, "cpu": 2.0,
+             "mem": 1.0, "cpu_used": 1.0, "mem_used": 1.0}]
+    cl = homogeneous_cluster(1, cpu=10.0, mem=100.0, disk=1.0, net=1.0)
+    res = schedlab.simulate(pd.DataFrame(rows), cl, "yarn-opportunistic")
+    att = res.attempts.set_index("task")
+    b = int(np.flatnonzero(res.sim.w.job_ids == "jb")[0])
+    assert bool(att.loc[b, "opportunistic"])
+    assert att.loc[b, "start_time"] == pytest.approx(6.0)
+    assert res.sim.policy.counters["spec_launched"] == 1
 
 
 def test_b1_w_rose_2_preload_is_regular():
@@ -446,3 +469,61 @@ def test_reproduce_quick_fills_every_section(tmp_path):
     written = {p.name for p in write_outputs(res, tmp_path)}
     assert {"acceptance.csv", "calibration.csv", "tuning.csv", "regime_map_rose.csv",
             "variants.csv", "report.html"} <= written
+
+
+# ------------------------------------------------------------------ R5 mechanism, C2 rule
+def test_record_placement_mechanism_hand_worked():
+    """Three 10-core machines at CPU 0.1 (memory at 0.9 >= theta_adm 0.85: not admissible),
+    0.3 and 0.6. Placing on machine 2: gap 0.6 - 0.1 = 0.5; against the least-loaded
+    admissible machine (1): 0.3. The CA saw CPU (0.2, 0.2, 0.4) with machine 0 admissible
+    in its view, so the view gap is 0.4 - 0.2 = 0.2 and the staleness error 0.6 - 0.4."""
+    p = _policy([{"cpu": 1, "mem": 1}])
+    st = _state(p, [[0, 0, 0, 0]] * 2)
+    st.cap = np.vstack([st.cap, st.cap[:1]])
+    st.used = np.zeros((3, 5))
+    st.used[:, 0] = [1.0, 3.0, 6.0]
+    st.used[0, 1] = 90.0
+    st.alive = np.ones(3, dtype=bool)
+    st.qlen = np.array([0, 0, 4])
+    st._load = None
+    view = np.zeros((3, 4))
+    view[:, 0] = [0.2, 0.2, 0.4]
+    p.placement_view = lambda: view
+    p.record_placement(st, 2, count=2)
+    assert p.placement_gap == pytest.approx([0.5, 0.5])
+    assert p.placement_gap_admissible == pytest.approx([0.3, 0.3])
+    assert p.placement_overloaded == [False, False]
+    assert p.placement_queue == [4, 4]
+    assert p.placement_view_gap == pytest.approx([0.2, 0.2])
+    assert p.placement_stale_error == pytest.approx([0.2, 0.2])
+    st.used[2, 0] = 8.5                            # now above theta_adm cpu (0.80)
+    st._load = None
+    p.record_placement(st, 2)
+    assert p.placement_overloaded[-1] is True
+
+
+def test_tuning_rule_rejects_values_that_idle_a_mechanism():
+    """C2 rule: the best objective wins only among values that keep every guard within
+    GUARD_TOL of the default. T_to 20 has the best CPU but a p95 wait 30% above the
+    default's: rejected; mL 40 gains CPU within the guards: adopted."""
+    from schedlab.reproduce import rose as R
+    base = {"cpu_backlog": 0.40, "makespan": 100.0, "spec_wait_p95": 10.0,
+            "kills_per_1000_launches": 20.0, "placement_gap": 0.40, "spec_timeouts": 50.0}
+    change = {("T_to", 20.0): {"cpu_backlog": 0.50, "spec_wait_p95": 13.0},
+              ("mL", 40): {"cpu_backlog": 0.44, "placement_gap": 0.41},
+              ("d", 4): {"cpu_backlog": 0.38}}
+
+    class FakeRunner:
+        def run(self, jobs, label):
+            pass
+
+        def get(self, job):
+            if job.policy == "yarn-centralized":
+                return {**base, "cpu_backlog": 0.2}
+            (key,) = job.params or (("default", None),)
+            return {**base, **change.get(key, {})}
+    tuned, sweep = R._tune(FakeRunner(), [1000, 1001], {}, 1.0)
+    assert tuned == {"mL": 40}
+    t20 = sweep[(sweep.parameter == "T_to") & (sweep.value == 20.0)].iloc[0]
+    assert not t20["admissible"] and not t20["spec_wait_p95_within_guard"]
+    assert sweep.loc[sweep.chosen, "parameter"].tolist() == ["mL"]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["utilization_series", "rose_summary", "speculative_shares", "regular_p95_slowdown",
-           "regular_task_times", "backlog_utilization"]
+           "regular_task_times", "backlog_utilization", "placement_mechanism"]
 
 _RES = ("cpu", "mem", "disk")
 
@@ -146,5 +146,24 @@ def rose_summary(result: Any) -> dict[str, float]:
         "unfinished": s["instances_unfinished"],
         "spec_failures": float(c.get("spec_failures", 0)),
     }
+    row.update(placement_mechanism(p))
     row.update(backlog_utilization(result))
     return row
+
+
+def placement_mechanism(policy: Any) -> dict[str, float]:
+    """Why a placement gap (R5) is what it is, as means over the speculative placements
+    (recorded by ``LayeredPolicy.record_placement``): the gap against the least-loaded
+    machine the NM would admit on load, the share of placements on a machine already above
+    ``theta_adm``, the queue length found there, and, for a policy that decides on a load
+    view (ROSE's CA), the gap in that view and the chosen machine's actual-minus-viewed CPU
+    load (its staleness error)."""
+    out = {}
+    for key, attr in (("placement_gap_admissible", "placement_gap_admissible"),
+                      ("placement_overloaded_share", "placement_overloaded"),
+                      ("placement_queue", "placement_queue"),
+                      ("placement_view_gap", "placement_view_gap"),
+                      ("placement_stale_error", "placement_stale_error")):
+        v = np.asarray(getattr(policy, attr, []), dtype=float)
+        out[key] = float(v.mean()) if len(v) else float("nan")
+    return out

@@ -171,6 +171,10 @@ class RosePolicy(LayeredPolicy):
                                   K_bl=self.K_bl, d=p.d, mL=self.mL, connected=connected)
         self.version += 1
 
+    def placement_view(self) -> np.ndarray:
+        # the CA's view: the levels of the last report (LLA, or the sample without LLA)
+        return self.lla
+
     # ------------------------------------------------------------------ AM dispatch
     def dispatch(self, view, st: TickState) -> None:
         p = self.params

@@ -23,7 +23,9 @@ averaged over mQL, come closest to 19.5 / 65.3 / 11.7%, by a grid.
 
 Tuning (C2, calibration seeds): ROSE's mL, d, Q_max and T_to, one at a time around the
 spec's defaults; the objective is ROSE's backlog-period CPU over B0's (R1's metric), ties
-broken by makespan. The ablations (without TBAMR, LLA, the timeout detector, upgrade) and
+broken by makespan, subject to guards: no adopted value may worsen the measure of another
+tuned mechanism (p95 speculative wait, kills per 1,000 launches, placement gap) by more
+than 5% of the default's (see ``_tune``). The ablations (without TBAMR, LLA, the timeout detector, upgrade) and
 the ``rho_max`` sensitivity run on the acceptance seeds with the tuned values.
 
 R1/R3 use the backlog-period mean (§7.4): physical utilization over the time the policy's
@@ -48,7 +50,7 @@ from schedlab.reproduce.common import Check, ReproductionResult, direction_holds
 from schedlab.reproduce.runner import run_jobs
 
 __all__ = ["reproduce", "calibrate", "checks_from_runs", "RoseJob", "run_rose_job", "POLICIES",
-           "ABLATIONS", "TUNING_GRID", "DEFAULT_KNOBS", "B0_CPU_TARGET", "B1_SHARES_PAPER"]
+           "ABLATIONS", "TUNING_GRID", "TUNING_GUARDS", "GUARD_TOL", "DEFAULT_KNOBS", "B0_CPU_TARGET", "B1_SHARES_PAPER"]
 
 #: label -> (registry id, params)
 POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -67,7 +69,16 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 #: C2: ROSE's [R] parameters swept one at a time (first value = the spec's default)
 TUNING_GRID: dict[str, tuple[Any, ...]] = {
     "mL": (10, 20, 40), "d": (2, 1, 4), "Q_max": (20, 10, 40), "T_to": (10.0, 5.0, 20.0)}
+#: C2 guards: the measure of each tuned mechanism (lower is better), which a tuned value may
+#: not worsen by more than GUARD_TOL of the spec default's value: the p95 speculative queue
+#: wait (timeout detector, R7), kills per 1,000 launches (threshold controller, R6) and the
+#: placement gap (MMF, R5)
+TUNING_GUARDS = ("spec_wait_p95", "kills_per_1000_launches", "placement_gap")
+GUARD_TOL = 0.05
 RHO_SWEEP = (0.5, 0.75, 1.0)
+#: sensitivity (no check): the unguarded sweep's best list length, with which MMF's load
+#: stage keeps every machine (d x mL >= |M|); in the ablation table and the regime map
+LONG_LIST = {"mL": 40}
 #: knobs used when no stored calibration exists
 DEFAULT_KNOBS: dict[str, float] = {"cpu_scale": 1.0, "preload_usage": 0.36}
 B0_CPU_TARGET = 0.3637
@@ -79,7 +90,7 @@ REGIME_SPREADS = ("constant", "pairs", "pairs+time")
 REGIME_LOADS = (0.5, 1.0, 2.0)
 REGIME_SEEDS = 1
 #: budget (10 min, about 1,000 CPU-s on 2 cores): seeds of the rows no check is computed on
-TUNING_SEEDS = 3            # the first 3 calibration seeds
+TUNING_SEEDS = 5            # all 5 calibration seeds
 TABLE_SEEDS = 3             # ablations other than the timeout detector (R7), rho_max sweep
 VARIANT_SEEDS = 3           # held-back variants (direction: all 3 seeds, the 80% rule)
 
@@ -129,6 +140,7 @@ def run_rose_job(job: RoseJob) -> dict[str, Any]:
     res = schedlab.simulate(wl, cl, job.policy, seed=job.seed, params=dict(job.params))
     row: dict[str, Any] = dict(rose_summary(res))
     row["regular_p95_stretch"] = regular_p95_slowdown(res)
+    row["T_to"] = float(getattr(res.sim.policy.params, "T_to", float("nan")))
     if job.workload == "W2":
         row.update({f"share_{k}": v for k, v in speculative_shares(res.sim.policy).items()})
     row["cpu_seconds"] = time.process_time() - t0
@@ -239,7 +251,14 @@ def _knobs() -> tuple[dict[str, float], StoredCalibration | None]:
 def _tune(runner: _Runner, seeds: list[int], w1: dict[str, Any], scale: float
           ) -> tuple[dict[str, Any], pd.DataFrame]:
     """One-at-a-time sweep of ROSE's [R] parameters on calibration seeds; returns the tuned
-    values (each parameter's best, combined) and the sweep."""
+    values (each parameter's best admissible value, combined) and the sweep.
+
+    The rule (:data:`TUNING_GUARDS`): the objective is R1's metric, ROSE/B0 backlog-period
+    CPU (ties: the larger makespan cut). A value other than the spec default is adopted only
+    if it beats the default on the objective *and* worsens none of the guard metrics, the
+    measures of the other tuned mechanisms, by more than ``GUARD_TOL`` of the default's
+    value, so that R1 is never bought by switching a mechanism off (a long T_to that leaves
+    the timeout detector idle, a long candidate list that stops MMF from choosing)."""
     b0 = [_job("W1", s, "yarn-centralized", wl=w1, scale=scale) for s in seeds]
     configs: list[tuple[str, Any, dict[str, Any]]] = [("default", "", {})]
     for name, values in TUNING_GRID.items():
@@ -255,18 +274,26 @@ def _tune(runner: _Runner, seeds: list[int], w1: dict[str, Any], scale: float
                      "cpu_backlog_ratio_vs_B0": float(ratio),
                      "makespan_change_vs_B0": float(np.mean([x["makespan"] / y["makespan"] - 1
                                                              for x, y in zip(r, base)])),
-                     "kills_per_1000_launches": _mean(r, "kills_per_1000_launches"),
-                     "spec_wait_p95": _mean(r, "spec_wait_p95"),
-                     "placement_gap": _mean(r, "placement_gap")})
+                     **{g: _mean(r, g) for g in TUNING_GUARDS},
+                     "spec_timeouts": _mean(r, "spec_timeouts")})
     sweep = pd.DataFrame(rows)
+    default = sweep.iloc[0]
+    worse = np.zeros(len(sweep), dtype=bool)
+    for g in TUNING_GUARDS:
+        limit = default[g] * (1 + GUARD_TOL) + 1e-12
+        sweep[f"{g}_within_guard"] = sweep[g] <= limit
+        worse |= ~sweep[f"{g}_within_guard"].to_numpy()
+    sweep["admissible"] = ~worse
     tuned: dict[str, Any] = {}
-    key = ["cpu_backlog_ratio_vs_B0", "makespan_change_vs_B0"]
-    default = (sweep.iloc[0][key[0]], -sweep.iloc[0][key[1]])
+    key = ("cpu_backlog_ratio_vs_B0", "makespan_change_vs_B0")
+
+    def score(r: pd.Series) -> tuple[float, float]:
+        return (r[key[0]], -r[key[1]])
     for name, values in TUNING_GRID.items():
-        best, score = values[0], default
-        for _, r in sweep[sweep["parameter"] == name].iterrows():
-            if (r[key[0]], -r[key[1]]) > score:
-                best, score = r["value"], (r[key[0]], -r[key[1]])
+        best, best_score = values[0], score(default)
+        for _, r in sweep[(sweep["parameter"] == name) & sweep["admissible"]].iterrows():
+            if score(r) > best_score:
+                best, best_score = r["value"], score(r)
         if best != values[0]:
             tuned[name] = type(values[0])(best)
     sweep["chosen"] = [bool(p in tuned and tuned[p] == v) for p, v in zip(sweep["parameter"], sweep["value"])]
@@ -317,6 +344,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
     rho_default = RosePolicy.Params().rho_max
     rho = {(r, s): j1("ROSE", s, params={} if r == rho_default else {"rho_max": r})
            for r in RHO_SWEEP for s in acc_seeds[:TABLE_SEEDS]}
+    abl.update({("ROSE-mL=40", s): j1("ROSE", s, params=LONG_LIST) for s in acc_seeds[:TABLE_SEEDS]})
     dsk = {(lab, s): j1(lab, s, disk) for lab in ("B1", "B2", "ROSE") for s in acc_seeds}
     w2j = {(f"B1-mQL{q}", s): _job("W2", s, "yarn-opportunistic", {"mQL": q}, w2, scale)
            for q in MQL for s in acc_seeds}
@@ -329,6 +357,9 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
     reg = {(sp, ld, lab, s): j1(lab, s, {"spread": sp, "arrival_span": 600.0 / ld})
            for sp in REGIME_SPREADS for ld in REGIME_LOADS for lab in ("B0", "B2", "ROSE")
            for s in r_seeds}
+    reg.update({(sp, ld, "ROSE-mL=40", s): j1("ROSE", s, {"spread": sp, "arrival_span": 600.0 / ld},
+                                               LONG_LIST)
+                for sp in REGIME_SPREADS for ld in REGIME_LOADS for s in r_seeds})
     # one pool for every acceptance-seed run (acceptance, ablations, rho_max, R3, R4,
     # variants, regime map): the workers keep their built workloads between runs
     runner.run([j for d in (main, abl, rho, dsk, w2j, var, reg) for j in d.values()],
@@ -344,7 +375,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
     runs.to_csv(out / "runs.csv", index=False)
     checks = _checks(runs)
     summary = _summary(runs)
-    ablation = _vs_b0(runs, "W-ROSE-1", ["B0", "B1", "B2", "ROSE", *ABLATIONS,
+    ablation = _vs_b0(runs, "W-ROSE-1", ["B0", "B1", "B2", "ROSE", *ABLATIONS, "ROSE-mL=40",
                                          *[f"ROSE-rho_max={r}" for r in RHO_SWEEP]])
     regime = _regime_frame(reg, g)
     vtab = _variants_frame(runs, list(variants))
@@ -434,8 +465,9 @@ def _vs_b0(runs: pd.DataFrame, wl: str, labels: list[str]) -> pd.DataFrame:
         if not len(x):
             continue
         row: dict[str, Any] = {"policy": lab, "seeds": len(x)}
-        for c in ("cpu_backlog", "cpu_used", "makespan", "placement_gap", "spec_wait_p95",
-                  "kills_per_1000_launches", "spec_failures"):
+        for c in ("cpu_backlog", "cpu_used", "makespan", "placement_gap", "placement_view_gap",
+                  "placement_stale_error", "placement_overloaded_share", "spec_wait_p95",
+                  "spec_timeouts", "kills_per_1000_launches", "spec_failures", "spec_launches"):
             if c in runs.columns:
                 row[c] = float(np.nanmean(_pair(runs, wl, lab, lab, c)[0]))
         for ref in ("B0", "ROSE"):
@@ -478,18 +510,24 @@ def _regime_frame(reg: dict[tuple, RoseJob], get) -> pd.DataFrame:
     keys = sorted({(sp, ld) for sp, ld, _, _ in reg}, key=lambda k: (REGIME_SPREADS.index(k[0]), k[1]))
     for sp, ld in keys:
         seeds = sorted({s for a, b, _, s in reg if (a, b) == (sp, ld)})
-        r = {lab: [get(reg[(sp, ld, lab, s)]) for s in seeds] for lab in ("B0", "B2", "ROSE")}
+        labs = ("B0", "B2", "ROSE", "ROSE-mL=40")
+        r = {lab: [get(reg[(sp, ld, lab, s)]) for s in seeds if (sp, ld, lab, s) in reg] for lab in labs}
         ratio = [x["cpu_backlog"] / y["cpu_backlog"] for x, y in zip(r["ROSE"], r["B0"])]
+        ratio_long = [x["cpu_backlog"] / y["cpu_backlog"] for x, y in zip(r["ROSE-mL=40"], r["B0"])]
         rows.append({"usage_spread": sp, "load": ld, "arrival_span": 600.0 / ld, "seeds": len(seeds),
                      "B0_cpu_backlog": _mean(r["B0"], "cpu_backlog"),
                      "ROSE_cpu_backlog": _mean(r["ROSE"], "cpu_backlog"),
                      "cpu_backlog_ratio": float(np.mean(ratio)),
                      "R1_holds": bool(np.mean(ratio) >= 1.5),
+                     "cpu_backlog_ratio_mL40": float(np.mean(ratio_long)) if ratio_long else float("nan"),
+                     "ROSE_mL40_placement_gap": _mean(r["ROSE-mL=40"], "placement_gap"),
                      "ROSE_placement_gap": _mean(r["ROSE"], "placement_gap"),
                      "B2_placement_gap": _mean(r["B2"], "placement_gap"),
                      "placement_gap_minus_B2": _mean(r["ROSE"], "placement_gap")
                      - _mean(r["B2"], "placement_gap"),
                      "R5_holds": bool(_mean(r["ROSE"], "placement_gap") < _mean(r["B2"], "placement_gap")),
+                     "ROSE_placement_view_gap": _mean(r["ROSE"], "placement_view_gap"),
+                     "ROSE_placement_stale_error": _mean(r["ROSE"], "placement_stale_error"),
                      "makespan_change": float(np.mean([x["makespan"] / y["makespan"] - 1
                                                        for x, y in zip(r["ROSE"], r["B0"])]))})
     return pd.DataFrame(rows)
@@ -501,6 +539,8 @@ def _regime_figures(regime: pd.DataFrame, out: Path) -> dict[str, Path]:
     figs = {}
     for name, value, bound, ylabel in (
             ("regime_map_cpu_ratio", "cpu_backlog_ratio", 1.5, "ROSE / B0 backlog-period CPU"),
+            ("regime_map_cpu_ratio_mL40", "cpu_backlog_ratio_mL40", 1.5,
+             "ROSE (mL = 40) / B0 backlog-period CPU"),
             ("regime_map_placement_gap", "placement_gap_minus_B2", 0.0,
              "ROSE placement gap - B2's (R5: < 0)")):
         path = out / f"{name}.png"
@@ -596,19 +636,20 @@ def _checks(runs: pd.DataFrame) -> list[Check]:
         f"{_fmt(b1_first)}; ROSE {_fmt(rr['share_excluded'].mean())} / "
         f"{_fmt(rr['share_rescheduled'].mean())} / {_fmt(rose_first)}",
         "B1 first-try <= 35%; ROSE >= 2x B1", bool(ok), "W-ROSE-2",
-        "" if ok else "ROSE's AMs fill the queues of their mL candidates, where the burst "
-        "times out (rescheduled); compare ROSE's rescheduled share with B1's"))
-    # R5
+        f"per run: ROSE {rr['spec_launches'].mean():.0f} speculative launches and "
+        f"{rr['spec_timeouts'].mean():.0f} queue timeouts, B1 {b1['spec_launches'].mean():.0f} and "
+        f"{b1['spec_timeouts'].mean():.0f}; queue found at placement ROSE "
+        f"{rr['placement_queue'].mean():.1f}, B1 {b1['placement_queue'].mean():.1f}"))
+    # R5, with its measured mechanism beside it
     g_b2, g_rose = _pair(runs, W1, "B2", "ROSE", "placement_gap")
-    _, s_rose = _pair(runs, W1, "B2", "ROSE", "placement_ge2_share")
+    s_b2, s_rose = _pair(runs, W1, "B2", "ROSE", "placement_ge2_share")
     ok = g_rose.mean() < g_b2.mean() and s_rose.mean() < 0.40 and direction_holds(g_rose < g_b2)
     checks.append(Check("R5", "MMF places speculative tasks on lighter machines",
                         "B2-like: <=50% optimal, >62% could halve load",
-                        f"gap ROSE {g_rose.mean():.3f} vs B2 {g_b2.mean():.3f}; ROSE on >=2x min "
-                        f"load {_fmt(s_rose.mean())}", "ROSE gap < B2 gap; share < 40%", bool(ok), W1,
-                        "" if ok else "see regime_map_placement_gap: the gap is measured at "
-                        "enqueue time against the instantaneous minimum, while MMF ranks on "
-                        "LLA levels up to Y s old and queue lengths"))
+                        f"gap ROSE {g_rose.mean():.3f} vs B2 {g_b2.mean():.3f}; on >=2x min "
+                        f"load ROSE {_fmt(s_rose.mean())}, B2 {_fmt(s_b2.mean())}",
+                        "ROSE gap < B2 gap; share < 40%", bool(ok), W1,
+                        _r5_mechanism(runs)))
     # R6
     k_b2, k_rose = _pair(runs, W1, "B2", "ROSE", "kills_per_1000_launches")
     s_b0, s_rose6 = _pair(runs, W1, "B0", "ROSE", "regular_p95_stretch")
@@ -620,17 +661,49 @@ def _checks(runs: pd.DataFrame) -> list[Check]:
                         bool(ok), W1))
     # R7
     w_nt, w_r = _pair(runs, W1, "ROSE-noTimeout", "ROSE", "spec_wait_p95")
+    _, to = _pair(runs, W1, "ROSE-noTimeout", "ROSE", "spec_timeouts")
+    m_nt, m_r = _pair(runs, W1, "ROSE-noTimeout", "ROSE", "spec_wait_mean")
     red = 1 - w_r / w_nt
     ok = red.mean() >= 0.20 and direction_holds(red >= 0.20)
     checks.append(Check("R7", "Timeout rescheduling cuts head-of-line blocking", "qualitative",
                         f"p95 queue wait {w_r.mean():.1f} s vs {w_nt.mean():.1f} s without "
-                        f"({100 * red.mean():.0f}% lower)", ">= 20% lower", bool(ok), W1))
+                        f"({100 * red.mean():.0f}% lower)", ">= 20% lower", bool(ok), W1,
+                        f"{to.mean():.0f} timeouts per run at T_to = {_t_to(runs)} s; mean queue "
+                        f"wait {m_r.mean():.2f} s vs {m_nt.mean():.2f} s without the detector"))
     # R8
     a = lla([1, 2, 3, 4])
     b = lla([5, 5, 5, 100, 5, 5, 5, 5, 5, 5])
     checks.append(Check("R8", "LLA correctness", "exact", f"LLA([1,2,3,4])={a:g}; spike series={b:g}",
                         "4 and 5 exactly", a == 4.0 and b == 5.0, "synthetic"))
     return checks
+
+
+def _t_to(runs: pd.DataFrame) -> str:
+    if "T_to" in runs.columns:
+        v = runs.loc[(runs["workload"] == "W-ROSE-1") & (runs["policy"] == "ROSE"), "T_to"].dropna()
+        if len(v):
+            return f"{float(v.iloc[0]):g}"
+    from schedlab.policies.rose import RosePolicy
+    return f"{RosePolicy.Params().T_to:g}"
+
+
+def _r5_mechanism(runs: pd.DataFrame) -> str:
+    """R5's measured mechanism: the parts of ROSE's placement gap, beside B2's."""
+    W1 = "W-ROSE-1"
+
+    def both(col: str) -> tuple[float, float]:
+        b2, rose = _pair(runs, W1, "B2", "ROSE", col)
+        return float(np.nanmean(rose)), float(np.nanmean(b2))
+    adm = both("placement_gap_admissible")
+    over = both("placement_overloaded_share")
+    queue = both("placement_queue")
+    view, _ = both("placement_view_gap")
+    stale, _ = both("placement_stale_error")
+    return (f"ROSE vs B2: gap to the least-loaded admissible machine {adm[0]:.3f} vs {adm[1]:.3f}; "
+            f"placements on a machine already >= theta_adm {_fmt(over[0])} vs {_fmt(over[1])}; "
+            f"queue found {queue[0]:.1f} vs {queue[1]:.1f}. ROSE's gap in the CA's own view "
+            f"(MMF's choice: queue stage and list spreading) {view:.3f}; chosen machine's CPU "
+            f"{stale:+.3f} above what the CA saw (staleness of the Y-s, LLA-smoothed report)")
 
 
 def _r1_mechanism(runs: pd.DataFrame) -> str:

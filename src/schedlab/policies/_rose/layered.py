@@ -36,6 +36,11 @@ Faults and measurement (every policy):
   pending regular requests: instances that are ready and not running as regular
   containers. With upgrades (ROSE) a task queued or running speculatively keeps its
   regular request open, so it counts too.
+* **Placements** (R5 and its mechanism, ``record_placement``): every speculative placement
+  records the chosen machine's CPU gap to the cluster minimum and to the least-loaded
+  admissible machine, whether it was already above ``theta_adm``, the queue it found, and,
+  for a policy that decides on a load view (``placement_view``: ROSE's CA), the gap in
+  that view and the chosen machine's actual-minus-viewed load.
 
 Subclasses choose the dispatch; everything else is shared so that only placement and
 timeliness differ between ROSE and the baselines (as the spec asks for B1).
@@ -112,7 +117,7 @@ class TickState:
         self.spec_req = np.zeros_like(self.cap)
         self.reg_n = np.zeros(len(self.cap), dtype=np.int64)
         self._qbt: dict[int, list[int]] | None = None  # task -> machines where it is queued
-        self._load: Any = None                        # cached (CPU load, min) for R5; reset when used changes
+        self._load: Any = None                        # cached R5 loads (record_placement); reset when used changes
 
     @property
     def q_by_task(self) -> dict[int, list[int]]:
@@ -186,6 +191,11 @@ class LayeredPolicy(Policy):
         self.spec_waits: list[float] = []
         self.placement_gap: list[float] = []
         self.placement_ge2: list[bool] = []
+        self.placement_gap_admissible: list[float] = []
+        self.placement_overloaded: list[bool] = []
+        self.placement_queue: list[int] = []
+        self.placement_view_gap: list[float] = []
+        self.placement_stale_error: list[float] = []
         self._upgraded = np.zeros(J)
         self._timeouts = np.zeros(T, dtype=np.int64)
         self._no_spec = np.zeros(T, dtype=bool)
@@ -696,26 +706,57 @@ class LayeredPolicy(Policy):
             return "OVERLOADED"
         return ""
 
+    def placement_view(self) -> np.ndarray | None:
+        """The (M, 4) load levels the placing component decided on (None: it used none)."""
+        return None
+
     def record_placement(self, st: TickState, m: int, count: int = 1) -> None:
-        """R5: chosen machine's CPU load minus the cluster minimum, at placement time."""
+        """R5 and its mechanism, at placement time (CPU load = used / capacity, instantaneous):
+
+        * ``placement_gap``: chosen machine's load minus the cluster minimum (spec R5);
+        * ``placement_gap_admissible``: minus the minimum over the machines the NM would
+          admit on load (every instantaneous metric below ``theta_adm``), so a minimum held
+          by a machine that cannot take speculative work (memory-full, say) does not count;
+        * ``placement_overloaded``: the chosen machine is at or above ``theta_adm`` on some
+          metric right now (it was picked on a stale view);
+        * ``placement_queue``: the chosen machine's queue length before this placement
+          (called before the placement updates the tick state);
+        * ``placement_view_gap`` / ``placement_stale_error`` (policies with a load view,
+          :meth:`placement_view`): the admissible gap in the decider's own view, and the
+          chosen machine's actual CPU load minus its viewed one.
+        """
         cache = getattr(st, "_load", None)
         if cache is None:
-            load = np.where(st.alive, st.used[:, R_CPU] / st.cap[:, R_CPU], np.inf)
-            cache = st._load = (load, float(load.min()))
-        load, lo = cache
+            inst = self.instant_load(st)
+            load = np.where(st.alive, inst[:, R_CPU], np.inf)
+            adm = st.alive & (inst < self._theta_adm[None, :]).all(axis=1)
+            lo_adm = float(load[adm].min()) if adm.any() else np.inf
+            cache = st._load = (load, float(load.min()), lo_adm, ~adm & st.alive)
+        load, lo, lo_adm, over = cache
         lm = float(load[m])
+        view = self.placement_view()
+        if view is not None:
+            vm = float(view[m, R_CPU])
+            v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
+            vgap = vm - min(float(view[v_adm, R_CPU].min()) if v_adm.any() else vm, vm)
         for _ in range(count):
             self.placement_gap.append(lm - lo)
             self.placement_ge2.append(bool(lm > lo + _EPS and lm >= 2.0 * lo))
+            self.placement_gap_admissible.append(lm - min(lo_adm, lm))
+            self.placement_overloaded.append(bool(over[m]))
+            self.placement_queue.append(int(st.qlen[m]))
+            if view is not None:
+                self.placement_view_gap.append(vgap)
+                self.placement_stale_error.append(lm - vm)
 
     def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
+        self.record_placement(st, m, c)
         st.actions.append(Enqueue(t, m, c, opportunistic=True, reason=reason))
         st.qm.setdefault(m, []).append([t, c, st.now])
         st.note(m, t)
         st.qlen[m] += c
         st.pend[t] -= c
         self.counters["spec_enqueued"] += c
-        self.record_placement(st, m, c)
 
     def instant_load(self, st: TickState) -> np.ndarray:
         cap = st.cap[:, :_NL]
