@@ -170,3 +170,19 @@ def test_arrival_larger_than_a_blocked_vector_waits_for_freed_machines():
     free[1] = [2.0, 2.0]
     acts = idx.decide(_fake_view(pending, rank, free, Trigger(freed={1}), 2))
     assert acts == [Place(1, 1, 1)]
+
+
+def test_fifo_compiled_path_matches_numpy_path_with_machines_joining_and_failing(monkeypatch):
+    """FIFO's own call of the compiled kernel (cached request columns, no write-back)
+    decides as greedy_place's numpy code while dead machines change the active columns."""
+    pytest.importorskip("numba", reason="numba is not installed")
+    from schedlab.policies import _kernels, _phases
+    w = _workload(400, seed=3, vectors=7, max_inst=4, dur=60.0)
+    c = _cluster(40, late=4, leaving=2, seed=1)
+    recs = []
+    for fn in (None, _kernels.first_fit):
+        monkeypatch.setattr(_phases, "_kernel", [fn])
+        sim = _run(w, c, FifoPolicy(incremental=False), fail=[(7, 33.0), (8, 33.0)])
+        recs.append((sim.records.attempts, sim.records.counters["decisions"]))
+    assert recs[0] == recs[1]
+    assert recs[0][1] > 10
