@@ -106,6 +106,7 @@ def test_index_same_records_as_incremental_off():
 def _fake_view(pending, rank, free, trig, n_machines):
     return SimpleNamespace(trigger=trig, pending=pending, ready_rank=rank,
                            cluster=SimpleNamespace(n_machines=n_machines),
+                           capacity=np.ones_like(free), alive=np.ones(n_machines, dtype=bool),
                            free=lambda machines=None: (free.copy() if machines is None
                                                        else free[np.asarray(machines)].copy()))
 

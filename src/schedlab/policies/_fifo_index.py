@@ -72,6 +72,12 @@ class FirstFitIndex:
         self.last_placed = np.zeros(0, dtype=np.int64)
         self._cols_key = b""
         self._req_cache: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+        # free space over the active columns (and + EPS), kept between decisions: only the
+        # rows of machines freed, changed or placed on since it was read are read again
+        self._free_c: np.ndarray | None = None
+        self._free_eps = np.zeros((0, 0))
+        self._stale: set[int] = set()
+        self._cap_cols: np.ndarray | None = None
 
     # -- bookkeeping -------------------------------------------------------
     def _insert(self, tasks: np.ndarray, rank: np.ndarray) -> set[int]:
@@ -129,39 +135,25 @@ class FirstFitIndex:
         stray = np.flatnonzero(self.queued & ~self.dead)     # empty by the invariant
         full.update(stray.tolist())
 
+        self._stale.update(trig.freed)
+        self._stale.update(trig.machines_changed)
         freed = np.fromiter(sorted(trig.freed), dtype=np.int64, count=len(trig.freed))
         revive = np.zeros(0, dtype=np.int64)
-        free_freed = None
         if len(freed):
             cand = np.flatnonzero(self.queued & self.dead)
             if len(cand):
-                free_freed = view.free(freed)
-                revive = cand[_fits_somewhere(self.vecs[cand], free_freed)]
+                revive = cand[_fits_somewhere(self.vecs[cand], view.free(freed))]
         if not full and not len(revive):
             self.last_placed = np.zeros(0, dtype=np.int64)
             return []
 
         M = view.cluster.n_machines
-        if full:
-            free = view.free()
-            machine_of = None
-            freed_rows = freed
-        else:
-            free = free_freed
-            machine_of = freed
-            freed_rows = None
-        cols = np.flatnonzero(np.isfinite(free).any(axis=0))
-        free_c = np.ascontiguousarray(free[:, cols])
-        free_eps = free_c + _EPS
+        cols, free_c, free_eps = self._free_space(view)
         eps_after = M < _BLOCKED_MIN     # greedy_place's fit_counts adds EPS to free
 
-        key = cols.tobytes()
-        if key != self._cols_key:
-            self._cols_key = key
-            self._req_cache = {}
         cache = self._req_cache
         scans: dict[int, _Scan] = {}
-        for v, rows in [(v, None) for v in full] + [(v, freed_rows) for v in revive.tolist()]:
+        for v, rows in [(v, None) for v in full] + [(v, freed) for v in revive.tolist()]:
             rp = cache.get(v)
             if rp is None:
                 req = self.vecs[v, cols]
@@ -181,8 +173,7 @@ class FirstFitIndex:
             t = queues[v][heads[v]]
             n = int(pending[t])
             if n > 0:
-                got = self._scan(scans[v], t, n, free_c, free_eps, eps_after, n_rows,
-                                 machine_of, actions)
+                got = self._scan(scans[v], t, n, free_c, free_eps, eps_after, n_rows, actions)
                 if got < n:
                     self.dead[v] = True          # fits nowhere now: skip its later tasks
                     continue
@@ -192,12 +183,36 @@ class FirstFitIndex:
             if self.queued[v]:
                 heapq.heappush(heap, (int(rank[queues[v][heads[v]]]), v))
         self.last_placed = np.asarray(placed, dtype=np.int64)
+        self._stale.update(a.machine for a in actions)       # free_c was charged for them
         return actions
+
+    def _free_space(self, view) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The active columns of ``view.free()`` (those with a finite value on some
+        machine), and free space over them with and without EPS, as ``view.free()`` would
+        give them now: rows gone stale are read again, all of them when the columns
+        change. The caller may charge placements to the arrays (the rows become stale)."""
+        if self._cap_cols is None:
+            self._cap_cols = np.flatnonzero(np.isfinite(view.capacity).any(axis=0))
+        # alive machines have finite free space where their capacity is finite; a dead one
+        # has 0 everywhere, which makes every column active
+        cols = self._cap_cols if view.alive.all() else np.arange(view.capacity.shape[1])
+        key = cols.tobytes()
+        if self._free_c is None or key != self._cols_key:
+            self._cols_key = key
+            self._req_cache = {}
+            self._free_c = np.ascontiguousarray(view.free()[:, cols])
+            self._free_eps = self._free_c + _EPS
+        elif self._stale:
+            rows = np.fromiter(self._stale, dtype=np.int64, count=len(self._stale))
+            fresh = view.free(rows)[:, cols]
+            self._free_c[rows] = fresh
+            self._free_eps[rows] = fresh + _EPS
+        self._stale.clear()
+        return cols, self._free_c, self._free_eps
 
     @staticmethod
     def _scan(s: _Scan, t: int, n: int, free_c: np.ndarray, free_eps: np.ndarray,
-              eps_after: bool, n_rows: int, machine_of: np.ndarray | None,
-              actions: list[Place]) -> int:
+              eps_after: bool, n_rows: int, actions: list[Place]) -> int:
         """Place up to ``n`` instances of ``t`` first-fit from the cursor; return how many."""
         req, pos, rows = s.req, s.pos, s.rows
         end = n_rows if rows is None else len(rows)
@@ -206,8 +221,7 @@ class FirstFitIndex:
         if pos is not None and not len(pos):          # requests nothing: first machine
             if cur < end:
                 r = cur if rows is None else int(rows[cur])
-                m = r if machine_of is None else int(machine_of[r])
-                actions.append(Place(t, m, n))
+                actions.append(Place(t, r, n))
                 return n
             return 0
         while cur < end:
@@ -234,7 +248,7 @@ class FirstFitIndex:
                 use = req * k
                 free_c[r] -= use
                 free_eps[r] -= use
-                actions.append(Place(t, r if machine_of is None else int(machine_of[r]), k))
+                actions.append(Place(t, r, k))
                 left -= k
                 if not left:
                     s.cur = cur + i                # this machine may take more later
