@@ -10,6 +10,7 @@ import pytest
 
 from schedlab.cluster.spec import cluster_from_table
 from schedlab.engine.simulation import Simulation
+from schedlab.policies import _fifo_index
 from schedlab.policies._fifo_index import FirstFitIndex
 from schedlab.policies._phases import greedy_place
 from schedlab.policies.base import Place, Trigger
@@ -75,10 +76,17 @@ def _run(w, c, policy, fail=()):
     return sim
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
 @pytest.mark.parametrize("m,max_inst", [(40, 1), (40, 4), (1030, 3)])
-def test_index_matches_full_recheck_every_decision(m, max_inst):
+def test_index_matches_full_recheck_every_decision(m, max_inst, compiled, monkeypatch):
     """Saturated cluster, few distinct request vectors shared by many tasks, machines
-    failing, joining and leaving (requeued tasks go back in FIFO order)."""
+    failing, joining and leaving (requeued tasks go back in FIFO order). The index scans
+    in numpy, or in compiled code from its first decision on."""
+    if compiled:
+        pytest.importorskip("numba", reason="numba is not installed")
+        monkeypatch.setattr(_fifo_index, "_KERNEL_MIN_ROWS", 0)
+    else:
+        monkeypatch.setenv("SCHEDLAB_JIT", "0")
     n = 400 if m < 1000 else 3000
     w = _workload(n, seed=m + max_inst, vectors=7, max_inst=max_inst,
                   dur=60.0 if m < 1000 else 400.0)
@@ -86,6 +94,7 @@ def test_index_matches_full_recheck_every_decision(m, max_inst):
     pol = CheckedFifo(incremental=True)
     sim = _run(w, c, pol, fail=[(m // 2, 40.0), (m // 3, 75.5), (m - 1, 90.0)])
     assert pol.checked > 50 and pol.placed > 0
+    assert bool(pol._index._kernel) == compiled
     assert sim.counters["failures"] + sim.counters["kills"] > 0       # requeues happened
     waited = sim.first_start - sim.ready_time
     assert (waited > 1.0).mean() > 0.2                                 # the cluster saturated

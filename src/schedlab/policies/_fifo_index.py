@@ -27,6 +27,8 @@ placed task. Invariant between decisions: a vector with queued tasks is dead.
 from __future__ import annotations
 
 import heapq
+import importlib
+import os
 from bisect import insort
 
 import numpy as np
@@ -41,16 +43,20 @@ _CHUNK_MIN = 64
 _CHUNK_MAX = 4096
 _COMPACT = 1024          # drop a queue's consumed head once it is this long
 _CHECK_CELLS = 2 ** 18   # bounded temporaries for the freed-machine re-check
+_KERNEL_MIN_ROWS = 2 ** 20   # machine rows scanned in numpy before the kernel is loaded
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 class _Scan:
     """One vector's first-fit search during one decision."""
 
-    __slots__ = ("req", "pos", "rows", "cur", "chunk")
+    __slots__ = ("req", "pos", "cols", "rows", "cur", "chunk")
 
-    def __init__(self, req: np.ndarray, pos: np.ndarray | None, rows: np.ndarray | None) -> None:
+    def __init__(self, req: np.ndarray, pos: np.ndarray | None, cols: np.ndarray,
+                 rows: np.ndarray | None) -> None:
         self.req = req                       # request over the active columns
         self.pos = pos                       # requested columns (None: all of them)
+        self.cols = cols                     # requested columns, always as an array
         self.rows = rows                     # working rows to scan (None: all, in order)
         self.cur = 0
         self.chunk = _CHUNK_MIN
@@ -78,6 +84,8 @@ class FirstFitIndex:
         self._free_eps = np.zeros((0, 0))
         self._stale: set[int] = set()
         self._cap_cols: np.ndarray | None = None
+        self._rows_scanned = 0               # by the numpy scan, until the kernel loads
+        self._kernel = None                  # the compiled scan once loaded (False: none)
 
     # -- bookkeeping -------------------------------------------------------
     def _insert(self, tasks: np.ndarray, rank: np.ndarray) -> set[int]:
@@ -158,8 +166,8 @@ class FirstFitIndex:
             if rp is None:
                 req = self.vecs[v, cols]
                 p = req > 0
-                rp = cache[v] = (req, None if p.all() else np.flatnonzero(p))
-            scans[v] = _Scan(rp[0], rp[1], rows)
+                rp = cache[v] = (req, None if p.all() else np.flatnonzero(p), np.flatnonzero(p))
+            scans[v] = _Scan(rp[0], rp[1], rp[2], rows)
         self.dead[list(scans)] = False
 
         queues, heads = self.queues, self.heads
@@ -168,12 +176,14 @@ class FirstFitIndex:
         actions: list[Place] = []
         placed: list[int] = []
         n_rows = free_c.shape[0]
+        kernel = self._kernel or self._load_kernel(n_rows * len(scans))
+        scan = self._scan if kernel is None else self._scan_compiled
         while heap:
             _, v = heapq.heappop(heap)
             t = queues[v][heads[v]]
             n = int(pending[t])
             if n > 0:
-                got = self._scan(scans[v], t, n, free_c, free_eps, eps_after, n_rows, actions)
+                got = scan(scans[v], t, n, free_c, free_eps, eps_after, n_rows, actions)
                 if got < n:
                     self.dead[v] = True          # fits nowhere now: skip its later tasks
                     continue
@@ -209,6 +219,41 @@ class FirstFitIndex:
             self._free_eps[rows] = fresh + _EPS
         self._stale.clear()
         return cols, self._free_c, self._free_eps
+
+    def _load_kernel(self, rows: int):
+        """The compiled scan (:func:`schedlab.policies._kernels.scan_first_fit`), loaded
+        once the numpy scans have examined ``_KERNEL_MIN_ROWS`` machine rows (short runs
+        never pay numba's import); None before, without numba or with SCHEDLAB_JIT=0."""
+        if self._kernel is False:
+            return None
+        self._rows_scanned += rows
+        if self._rows_scanned < _KERNEL_MIN_ROWS:
+            return None
+        self._kernel = False
+        if os.environ.get("SCHEDLAB_JIT", "1") != "0":
+            try:
+                self._kernel = importlib.import_module(
+                    "schedlab.policies._kernels").scan_first_fit
+            except ImportError:
+                pass
+        return self._kernel or None
+
+    def _scan_compiled(self, s: _Scan, t: int, n: int, free_c: np.ndarray,
+                       free_eps: np.ndarray, eps_after: bool, n_rows: int,
+                       actions: list[Place]) -> int:
+        """:meth:`_scan` in compiled code: same arithmetic, machine by machine."""
+        if s.pos is not None and not len(s.pos):
+            return self._scan(s, t, n, free_c, free_eps, eps_after, n_rows, actions)
+        rows = s.rows
+        end = n_rows if rows is None else len(rows)
+        out = np.empty((max(min(n, end - s.cur), 0), 2), dtype=np.int64)
+        q, s.cur, left = self._kernel(free_c, free_eps, s.req, s.cols,
+                                      eps_after and s.pos is not None,
+                                      _NO_ROWS if rows is None else rows, rows is not None,
+                                      s.cur, end, n, out)
+        if q:
+            actions.extend([Place(t, m, k) for m, k in out[:q].tolist()])
+        return n - left
 
     @staticmethod
     def _scan(s: _Scan, t: int, n: int, free_c: np.ndarray, free_eps: np.ndarray,
