@@ -86,6 +86,8 @@ class FirstFitIndex:
         self._cap_cols: np.ndarray | None = None
         self._rows_scanned = 0               # by the numpy scan, until the kernel loads
         self._kernel = None                  # the compiled scan once loaded (False: none)
+        self._fits_kernel = None             # and the compiled _fits_somewhere
+        self._out = np.empty((16, 2), dtype=np.int64)   # the scan's output rows
 
     # -- bookkeeping -------------------------------------------------------
     def _insert(self, tasks: np.ndarray, rank: np.ndarray) -> set[int]:
@@ -153,7 +155,13 @@ class FirstFitIndex:
             if len(cand):
                 space = cols, free_c, _ = self._free_space(view)
                 # columns left out are unbounded on every machine: they fit any request
-                revive = cand[_fits_somewhere(self.vecs[cand][:, cols], free_c[freed])]
+                req_rows = self.vecs[cand][:, cols]
+                if self._kernel:
+                    hit = np.empty(len(cand), dtype=np.bool_)
+                    self._fits_kernel(req_rows, free_c[freed], hit)
+                else:
+                    hit = _fits_somewhere(req_rows, free_c[freed])
+                revive = cand[hit]
         if not full and not len(revive):
             self.last_placed = np.zeros(0, dtype=np.int64)
             return []
@@ -235,10 +243,12 @@ class FirstFitIndex:
         self._kernel = False
         if os.environ.get("SCHEDLAB_JIT", "1") != "0":
             try:
-                self._kernel = importlib.import_module(
-                    "schedlab.policies._kernels").scan_first_fit
+                kernels = importlib.import_module("schedlab.policies._kernels")
             except ImportError:
                 pass
+            else:
+                self._kernel = kernels.scan_first_fit
+                self._fits_kernel = kernels.fits_somewhere
         return self._kernel or None
 
     def _scan_compiled(self, s: _Scan, t: int, n: int, free_c: np.ndarray,
@@ -249,7 +259,10 @@ class FirstFitIndex:
             return self._scan(s, t, n, free_c, free_eps, eps_after, n_rows, actions)
         rows = s.rows
         end = n_rows if rows is None else len(rows)
-        out = np.empty((max(min(n, end - s.cur), 0), 2), dtype=np.int64)
+        if self._out.shape[0] < min(n, end - s.cur):
+            self._out = np.empty((max(min(n, end - s.cur), 2 * self._out.shape[0]), 2),
+                                 dtype=np.int64)
+        out = self._out
         q, s.cur, left = self._kernel(free_c, free_eps, s.req, s.cols,
                                       eps_after and s.pos is not None,
                                       _NO_ROWS if rows is None else rows, rows is not None,

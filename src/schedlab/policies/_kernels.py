@@ -39,7 +39,7 @@ from numba import njit
 
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
-__all__ = ["first_fit", "scan_first_fit"]
+__all__ = ["first_fit", "scan_first_fit", "fits_somewhere"]
 
 _BIG = np.iinfo(np.int64).max // 4
 
@@ -254,3 +254,21 @@ def scan_first_fit(free_c: np.ndarray, free_eps: np.ndarray, req: np.ndarray,
                 return q, cur, 0
         cur += 1
     return q, cur, left
+
+
+@njit(cache=True, nogil=True)
+def fits_somewhere(req_rows: np.ndarray, free: np.ndarray, out: np.ndarray) -> None:
+    """``out[j]``: request ``req_rows[j]`` fits once on some row of ``free`` (every column
+    ``req <= free + EPS`` or ``req <= 0``), as ``_fifo_index._fits_somewhere`` computes."""
+    for j in range(req_rows.shape[0]):
+        out[j] = False
+        for m in range(free.shape[0]):
+            ok = True
+            for c in range(req_rows.shape[1]):
+                r = req_rows[j, c]
+                if not (r <= free[m, c] + _EPS or r <= 0):
+                    ok = False
+                    break
+            if ok:
+                out[j] = True
+                break
