@@ -20,9 +20,17 @@ the same order), found without looking at every pending task:
   order restricted to the tasks that can possibly be placed; the others fit nowhere and
   greedy first-fit would skip them without changing anything.
 
-Per decision: O(V_dead x F) numpy for the re-check (F freed machines), plus one chunked
-scan per selected vector (O(M / chunk) numpy for a vector that dies) and O(log V) per
-placed task. Invariant between decisions: a vector with queued tasks is dead.
+- Free space is kept between decisions (over the active columns, with and without EPS).
+  Only rows that may have changed are read again from the view: machines freed or
+  added/removed (``trigger.freed``, ``trigger.machines_changed``) and machines placed on
+  by the previous decision. Every row read equals that row of ``view.free()``.
+
+Per decision: O(V_dead x F) for the re-check (F freed machines), O(stale rows) to bring
+free space up to date, one scan per selected vector (O(M) for a vector that dies) and
+O(log V) per placed task. Scans and the re-check run in numpy (chunked) or, once a run
+has scanned ``_KERNEL_MIN_ROWS`` machine rows and numba is installed, in compiled code
+(:mod:`schedlab.policies._kernels`, same arithmetic, same actions). Invariant between
+decisions: a vector with queued tasks is dead.
 """
 from __future__ import annotations
 
