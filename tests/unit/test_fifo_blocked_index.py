@@ -10,6 +10,7 @@ import pytest
 
 from schedlab.cluster.spec import cluster_from_table
 from schedlab.engine.simulation import Simulation
+from schedlab.policies import _fifo_index
 from schedlab.policies._fifo_index import FirstFitIndex
 from schedlab.policies._phases import greedy_place
 from schedlab.policies.base import Place, Trigger
@@ -75,10 +76,17 @@ def _run(w, c, policy, fail=()):
     return sim
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
 @pytest.mark.parametrize("m,max_inst", [(40, 1), (40, 4), (1030, 3)])
-def test_index_matches_full_recheck_every_decision(m, max_inst):
+def test_index_matches_full_recheck_every_decision(m, max_inst, compiled, monkeypatch):
     """Saturated cluster, few distinct request vectors shared by many tasks, machines
-    failing, joining and leaving (requeued tasks go back in FIFO order)."""
+    failing, joining and leaving (requeued tasks go back in FIFO order). The index scans
+    in numpy, or in compiled code from its first decision on."""
+    if compiled:
+        pytest.importorskip("numba", reason="numba is not installed")
+        monkeypatch.setattr(_fifo_index, "_KERNEL_MIN_ROWS", 0)
+    else:
+        monkeypatch.setenv("SCHEDLAB_JIT", "0")
     n = 400 if m < 1000 else 3000
     w = _workload(n, seed=m + max_inst, vectors=7, max_inst=max_inst,
                   dur=60.0 if m < 1000 else 400.0)
@@ -86,6 +94,7 @@ def test_index_matches_full_recheck_every_decision(m, max_inst):
     pol = CheckedFifo(incremental=True)
     sim = _run(w, c, pol, fail=[(m // 2, 40.0), (m // 3, 75.5), (m - 1, 90.0)])
     assert pol.checked > 50 and pol.placed > 0
+    assert bool(pol._index._kernel) == compiled
     assert sim.counters["failures"] + sim.counters["kills"] > 0       # requeues happened
     waited = sim.first_start - sim.ready_time
     assert (waited > 1.0).mean() > 0.2                                 # the cluster saturated
@@ -106,6 +115,7 @@ def test_index_same_records_as_incremental_off():
 def _fake_view(pending, rank, free, trig, n_machines):
     return SimpleNamespace(trigger=trig, pending=pending, ready_rank=rank,
                            cluster=SimpleNamespace(n_machines=n_machines),
+                           capacity=np.ones_like(free), alive=np.ones(n_machines, dtype=bool),
                            free=lambda machines=None: (free.copy() if machines is None
                                                        else free[np.asarray(machines)].copy()))
 
@@ -170,3 +180,19 @@ def test_arrival_larger_than_a_blocked_vector_waits_for_freed_machines():
     free[1] = [2.0, 2.0]
     acts = idx.decide(_fake_view(pending, rank, free, Trigger(freed={1}), 2))
     assert acts == [Place(1, 1, 1)]
+
+
+def test_fifo_compiled_path_matches_numpy_path_with_machines_joining_and_failing(monkeypatch):
+    """FIFO's own call of the compiled kernel (cached request columns, no write-back)
+    decides as greedy_place's numpy code while dead machines change the active columns."""
+    pytest.importorskip("numba", reason="numba is not installed")
+    from schedlab.policies import _kernels, _phases
+    w = _workload(400, seed=3, vectors=7, max_inst=4, dur=60.0)
+    c = _cluster(40, late=4, leaving=2, seed=1)
+    recs = []
+    for fn in (None, _kernels.first_fit):
+        monkeypatch.setattr(_phases, "_kernel", [fn])
+        sim = _run(w, c, FifoPolicy(incremental=False), fail=[(7, 33.0), (8, 33.0)])
+        recs.append((sim.records.attempts, sim.records.counters["decisions"]))
+    assert recs[0] == recs[1]
+    assert recs[0][1] > 10

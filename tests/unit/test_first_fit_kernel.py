@@ -67,3 +67,4 @@ def test_kernel_matches_numpy_path_over_a_run(monkeypatch):
             runs.append(schedlab.simulate(w, cluster, "fifo", params=params).tasks)
     pd.testing.assert_frame_equal(runs[0], runs[2])
     pd.testing.assert_frame_equal(runs[1], runs[3])
+

@@ -145,28 +145,23 @@ class ClusterView:
         With ``machines`` (indices), only those rows, in that order.
         """
         s = self._state
-        if machines is not None:
-            m = np.asarray(machines, dtype=np.int64)
-            f = s.capacity[m] - s.allocated[m] - s.reserved[m]
-            f[:, -1] = s.capacity[m, -1] - (s.allocated[m, -1] + s.opp_allocated[m, -1])
-            f[~s.alive[m]] = 0.0
-            hb = s.heartbeat_machine
-            if hb is not None:
-                f[m != hb] = 0.0
-            return f
-        alloc = s.allocated
-        f = s.capacity - alloc
+        rows = slice(None) if machines is None else np.asarray(machines, dtype=np.int64)
+        # one expression for both, so that free(machines) is exactly those rows of free()
+        f = s.capacity[rows] - s.allocated[rows]
         if s.reservations:
-            f -= s.reserved
-            f[:, -1] += s.reserved[:, -1]           # reservations hold no slot
-        f[:, -1] -= s.opp_allocated[:, -1]          # a slot is taken by any container
+            f -= s.reserved[rows]
+            f[:, -1] += s.reserved[rows, -1]        # reservations hold no slot
+        f[:, -1] -= s.opp_allocated[rows, -1]       # a slot is taken by any container
         if s.n_dead:
-            f[~s.alive] = 0.0
+            f[~s.alive[rows]] = 0.0
         hb = s.heartbeat_machine
         if hb is not None:
-            keep = f[hb].copy()
-            f[:] = 0.0
-            f[hb] = keep
+            if machines is not None:
+                f[rows != hb] = 0.0
+            else:
+                keep = f[hb].copy()
+                f[:] = 0.0
+                f[hb] = keep
         return f
 
     def idle(self) -> np.ndarray:

@@ -83,6 +83,9 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         self._cap_rows = self.capacity.tolist()
         self._alloc_rows, self._opp_rows = self._alloc.rows, self._opp.rows
         self._used_rows = self._used.rows
+        # the ledgers' changed-row sets, marked directly on the hot path
+        self._alloc_dirty, self._opp_dirty = self._alloc.dirty, self._opp.dirty
+        self._used_dirty = self._used.dirty
         self._tot_alloc = [0.0] * _NR
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
@@ -335,48 +338,48 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         v = self._tvec.get(t)
         if v is None:
             v = self._task_vectors(t)
-        req_pairs, use_pairs, job, queue = v
-        alive = self._alive_rows[m]
-        if alloc and c:
-            row = self._opp_rows[m]
-            self._opp.dirty.add(m)
-            for r, x in req_pairs:
-                row[r] += x * k
-        elif alloc:
-            row = self._alloc_rows[m]
-            self._alloc.dirty.add(m)
-            ta = self._tot_alloc if alive else self._tot_dead
-            if self._track_owners:
-                jrow = self._jobs.row(job)
-                qrow = self._queue_rows[queue]
-                self._queues.dirty.add(queue)
-                for r, x in req_pairs:
-                    x *= k
-                    row[r] += x
-                    jrow[r] += x
-                    qrow[r] += x
-                    ta[r] += x
+        if alloc:
+            if c:
+                row = self._opp_rows[m]
+                self._opp_dirty.add(m)
+                for r, x in v[0]:
+                    row[r] += x * k
             else:
-                for r, x in req_pairs:
-                    x *= k
-                    row[r] += x
-                    ta[r] += x
+                row = self._alloc_rows[m]
+                self._alloc_dirty.add(m)
+                ta = self._tot_alloc if self._alive_rows[m] else self._tot_dead
+                if self._track_owners:
+                    jrow = self._jobs.row(v[2])
+                    qrow = self._queue_rows[v[3]]
+                    self._queues.dirty.add(v[3])
+                    for r, x in v[0]:
+                        x *= k
+                        row[r] += x
+                        jrow[r] += x
+                        qrow[r] += x
+                        ta[r] += x
+                else:
+                    for r, x in v[0]:
+                        x *= k
+                        row[r] += x
+                        ta[r] += x
         if not usage:
             return
         crow = self._cu[m][c]
         i = 2 * m
-        if self._factor[i] == 1.0 and self._factor[i + 1] == 1.0:
+        fac = self._factor
+        if fac[i] == 1.0 and fac[i + 1] == 1.0:
             # uncontended: ``used`` follows the nominal usage (see VirtualClocks.refresh)
             urow = self._used_rows[m]
-            self._used.dirty.add(m)
-            tu = self._tot_used if alive else self._tot_dead
-            for r, x in use_pairs:
+            self._used_dirty.add(m)
+            tu = self._tot_used if self._alive_rows[m] else self._tot_dead
+            for r, x in v[1]:
                 x *= k
                 crow[r] += x
                 urow[r] += x
                 tu[r] += x
         else:
-            for r, x in use_pairs:
+            for r, x in v[1]:
                 crow[r] += x * k
 
     def _task_vectors(self, t: int) -> tuple:
