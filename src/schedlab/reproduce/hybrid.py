@@ -699,6 +699,8 @@ def reproduce(*, seeds: int = 5, out: Path | str = Path("out/hybrid"), quick: bo
                      "calibration seeds)")
         tuning = _tuning(s_star, out, workers, scenario)
     vtab = _variants(var_df) if len(var_df) else pd.DataFrame()
+    notes.append(_storm_note({"acceptance": acc_df, "regime map": map_df, "variants": var_df,
+                              "tuning (stored)": tuning}))
     wall = time.perf_counter() - t0
     cpu_total = float(df_all["cpu_seconds"].sum())
     notes.insert(0, (
@@ -726,6 +728,24 @@ def reproduce(*, seeds: int = 5, out: Path | str = Path("out/hybrid"), quick: bo
         tuning=tuning, regime_maps={"hybrid": rmap}, variants=vtab,
         meta={"demand_scale": s_star, "reading": reading, "acceptance_seeds": acc_seeds,
               "map_seeds": m_seeds, "cpu_seconds": round(cpu_total), "wall_seconds": round(wall)})
+
+
+def _storm_note(stages: dict[str, pd.DataFrame]) -> str:
+    """Which runs stopped at the storm cap (:data:`STORM_CAP_FACTOR`), stage by stage."""
+    parts = []
+    for stage, df in stages.items():
+        if not len(df):
+            continue
+        if "storm_capped_runs" in df.columns:
+            parts.append(f"{stage}: {int(df['storm_capped_runs'].sum())} capped runs")
+            continue
+        cap = df[df["storm_capped"].astype(bool)] if "storm_capped" in df.columns else df[:0]
+        runs = "; ".join(f"{r.label} seed {r.seed} s={r.demand_scale:.4g} at t={r.stopped_at:.0f} s "
+                         f"({r.evictions_total:.0f} evictions, WE {r.WE / 1e3:.0f}k)"
+                         for r in cap.itertuples())
+        parts.append(f"{stage}: {len(cap)} of {len(df)}" + (f" ({runs})" if runs else ""))
+    return (f"storm cap ({STORM_CAP_FACTOR:g}× PRI's Table 2 row in evictions or WE, "
+            "scaled to the cluster): " + "; ".join(parts))
 
 
 def _print_table(df: pd.DataFrame, title: str) -> None:
