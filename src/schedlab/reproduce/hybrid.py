@@ -3,8 +3,8 @@ regime map, held-back variants and H1-H12.
 
 ``calibrate(out)`` (``schedlab calibrate hybrid``) sets the one global Δ_C scale s of
 W-HYB-1 v2 on PRI only (the baseline, spec §7.1 C1), on the calibration seeds 1000-1004:
-a recorded geometric bisection of s on PRI's seed-mean NE_priority towards Table 2's
-8,509, stopped as soon as NE and WE (141 ×10³ CPU·s) are both within ±25%. If no
+a recorded regula falsi of s on log(NE/8,509) + log(WE/141 ×10³) (PRI's seed means against
+Table 2), stopped as soon as NE and WE are both within ±25%. If no
 evaluated s reaches both, the one with the smallest |log ratio NE| + |log ratio WE| is
 kept and ``within`` is false. At that s it then compares the [R] readings of spec §4.6
 items 2, 3, 6 and of the memory rule (:data:`READINGS`) on the first
@@ -18,6 +18,11 @@ S_sticky ∈ {0, 50, 100, 200, 400, 800} × s ∈ s*·``MAP_LOADS``, with the st
 / PRI-eviction-rate ratio and the mechanism measurements per point), and the held-back
 variants (W-HYB-1-synthetic, the Google 2011 excerpt mapped directly, and another random
 job / machine sample of it) with the direction of H1, H3 and H7.
+
+Checks read seeds as :func:`_ratio_check` says: a ratio of seed sums over the informative
+seeds (a seed where neither policy evicts is no evidence), the direction on >= 80% of them,
+and a majority of seeds informative. Runs that turn into eviction storms stop at the storm
+cap (:data:`STORM_CAP_FACTOR`) and are flagged ``storm_capped``, never dropped.
 
 Seeds (budget, spec §7.1 C5): acceptance uses ``seeds`` seeds; the sweep, the map and the
 variants use ``map_seeds`` (default 1: seed 0) and reuse the acceptance runs at s* where
