@@ -5,10 +5,13 @@ Scale: 10% of the Table 1 cluster (every machine row kept, 360 slots) with 10% o
 arrivals, over the full 15 h, seed 0, PRI and HYBRID with 0, 200 and 800 nominal labels
 (scaled with the slots), one module fixture of three runs of about 4-5 CPU·s each.
 The 15-h horizon matters: W-HYB-1 v2's long production tasks pile up over hours, and a
-5-h window at full scale has no eviction at all. At the calibrated s the full-scale seeds
-split into two regimes: no eviction, or an eviction storm (PRI NE 13-18k, pe̅ 5-6.5,
-max(pe) 150-200 on seeds 0 and 2). This scale is in the storm regime (PRI pe̅ about 7,
-max(pe) above 20); the assertions are what the storm shows (docs/policies/hybrid.md).
+5-h window at full scale has no eviction at all. At the calibrated s (0.12261) PRI on the
+calibration seeds evicts with many repeats (seed-mean pe̅ 4.2, max(pe) 95, against the
+paper's 2.23 and 14); this scale keeps that (PRI pe̅ about 3.3, max(pe) 31).
+
+Not asserted here: the direction of H3 (WE). At full scale it is mixed: WE HYBRID/PRI is
+1.11, 1.08, 0.68, 1.38, 1.11 on acceptance seeds 0-4 and 0.94 on calibration seeds
+1000-1001; at this scale it is 1.16 on seed 0. The slow test checks H3 at full scale.
 """
 from __future__ import annotations
 
@@ -41,9 +44,10 @@ def runs():
     return out
 
 
-def test_regime_is_the_eviction_storm(runs):
+def test_regime_has_more_repeat_evictions_than_the_paper(runs):
+    # PRI evicts, and evicts the same tasks again more than the paper's PRI (2.23; 14)
     m = runs[0][1]
-    assert m["NE_priority"] >= 500 and m["pe_mean"] >= 4 and m["pe_max"] >= 20
+    assert m["NE_priority"] >= 500 and m["pe_mean"] > 2.23 and m["pe_max"] >= 14
     assert m["unfinished"] == 0
 
 
@@ -55,11 +59,15 @@ def test_sticky_runs_are_never_evicted(runs):
     assert not runs[0][0].attempts["sticky"].astype(bool).any()
 
 
-def test_evictions_and_waste_fall_with_the_paper_share_of_labels(runs):
-    # direction of H1 and H3 at S = 200 (of 3,072)
+def test_evictions_fall_with_the_paper_share_of_labels(runs):
+    # direction of H1 at S = 200 (of 3,072)
     pri, hyb = runs[0][1], runs[200][1]
     assert hyb["NE_priority"] < pri["NE_priority"]
-    assert hyb["WE"] < pri["WE"]
+
+
+def test_high_priority_response_rises_with_many_labels(runs):
+    # H12's second half: R_9 eventually rises (here at S = 800)
+    assert runs[800][1]["R_9"] > runs[0][1]["R_9"]
 
 
 def test_evictions_do_not_rise_with_more_labels(runs):

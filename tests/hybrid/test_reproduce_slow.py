@@ -45,13 +45,19 @@ def test_every_check_is_written(full):
 @pytest.mark.parametrize("cid, metric, bound", [("H1", "NE_priority", 0.35),
                                                  ("H3", "WE", 0.35), ("H7", "R_0_ev", 0.8)])
 def test_ratio_verdicts_follow_from_the_runs(full, cid, metric, bound):
+    # the documented reading: ratio of seed sums over the seeds where either policy has a
+    # value (not 0/0, not NaN); HYBRID < PRI on >= 80% of those, which are a majority
     _, out = full
     runs = pd.read_csv(out / "runs.csv")
-    r = _per_seed_ratio(runs, metric)
-    assert len(r) == 5
+    pri = runs[runs["label"] == "PRI"].set_index("seed")[metric]
+    hyb = runs[runs["label"] == "HYBRID"].set_index("seed")[metric].loc[pri.index]
+    assert len(pri) == 5
+    keep = pri.notna() & hyb.notna() & ~((pri == 0) & (hyb == 0))
+    pooled = hyb[keep].sum() / pri[keep].sum()
     acc = pd.read_csv(out / "acceptance.csv").set_index("id")
-    assert float(acc.loc[cid, "measured"].split()[0]) == pytest.approx(r.mean(), abs=5e-4)
-    expected = r.mean() <= bound and (r <= bound).sum() >= 4
+    assert float(acc.loc[cid, "measured"].split()[0]) == pytest.approx(pooled, abs=5e-4)
+    below = (hyb[keep] < pri[keep]).sum()
+    expected = pooled <= bound and keep.sum() >= 3 and below >= 0.8 * keep.sum()
     assert (acc.loc[cid, "result"] == "PASS") == expected
 
 
