@@ -95,12 +95,9 @@ class NatjamPolicy(BaselinePolicy):
         room for ``t`` on their worker; returns that worker or -1 (vectorised search)."""
         w = self.workload
         now = view.now
-        rows = [(k, u, e) for k, run in enumerate(self.book.running) for u, es in run.items()
-                for e in es]
-        if not rows:
+        ks, us, es = self.book.instances()
+        if not len(ks):
             return -1
-        arr = np.array(rows)
-        ks, us, es = arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2]
         du = self.job_deadline[w.job[us]]
         ok = du > dl
         if not ok.any():

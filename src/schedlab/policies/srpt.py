@@ -43,16 +43,28 @@ class SrptPolicy(QueuePolicy):
     def timers(self):
         return {"migrate": self.params.migration_period}
 
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self._slots = np.maximum(cluster.capacity[:, -1], 1.0).tolist()
+        self._run_work: list[float] = []
+        self._run_key = None
+
     def _work(self, k, now):
+        """Queued plus running work on ``k`` per processor. The running part is summed once
+        per machine for each (time, running-set version) and reused: placement and
+        migration ask for it many times while the running instances do not change."""
         b = self.book
-        run = sum(max(e - now, 0.0) for es in b.running[k].values() for e in es)
-        slots = self.cluster.capacity[k, -1]
-        return (b.queued_service[k] + run) / max(slots, 1.0)
+        if self._run_key != (now, b.version):
+            self._run_work = [sum(max(e - now, 0.0) for es in run.values() for e in es)
+                              for run in b.running]
+            self._run_key = (now, b.version)
+        return (b.queued_service[k] + self._run_work[k]) / self._slots[k]
 
     def _pick(self, t, free, now):
         ks = self._eligible(t)
-        cand = self.rng.choice(ks, min(self.params.samples, len(ks)), replace=False)
-        return int(cand[np.argmin([self._work(int(k), now) for k in cand])])
+        cand = self.rng.choice(ks, min(self.params.samples, len(ks)), replace=False).tolist()
+        works = [self._work(k, now) for k in cand]
+        return cand[works.index(min(works))]     # the first of equal minima, as np.argmin
 
     def _key(self, t, k, now):
         return self._svc(t, k)

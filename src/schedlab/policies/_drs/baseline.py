@@ -82,10 +82,7 @@ class BaselinePolicy(Policy):
         self._taken[gid] = self._taken.get(gid, 0) + 1
         left = max(end - view.now, 0.0) * float(self.cluster.speed[k])
         actions.append(Preempt(gid, count=1, outcome=outcome, requeue=True, reason=reason))
-        ends = self.book.running[k][t]
-        ends.remove(end)
-        if not ends:
-            del self.book.running[k][t]
+        self.book.stop(k, t, end)
         free[k] += self.workload.request[t]
         self.remaining.setdefault(t, []).append(left)
         self.evictions += 1

@@ -49,12 +49,16 @@ def next_candidate(reqs: np.ndarray, start: int, free: np.ndarray) -> int:
     here they are tested in growing blocks with numpy.
     """
     cap = free[:, COLS] + _EPS
+    top = cap.max(axis=0)       # a request above the per-resource maximum fits nowhere
     i, block, n = start, 64, len(reqs)
     while i < n:
-        ok = (reqs[i:i + block, None, :] <= cap[None, :, :]).all(axis=2).any(axis=1)
-        hit = np.flatnonzero(ok)
-        if len(hit):
-            return i + int(hit[0])
+        blk = reqs[i:i + block]
+        maybe = np.flatnonzero((blk <= top).all(axis=1))
+        if len(maybe):
+            ok = (blk[maybe, None, :] <= cap[None, :, :]).all(axis=2).any(axis=1)
+            hit = np.flatnonzero(ok)
+            if len(hit):
+                return i + int(maybe[hit[0]])
         i, block = i + block, block * 4
     return n
 
@@ -76,7 +80,13 @@ def least_loaded(free: np.ndarray, capacity: np.ndarray, req: np.ndarray) -> int
 
 
 class Book:
-    """Per-machine record of started and queued work (policy-side)."""
+    """Per-machine record of started and queued work (policy-side).
+
+    Besides ``running`` (machine -> task -> booked end times) the running instances are
+    kept in flat arrays (:meth:`instances`) so that victim searches over every running
+    instance are numpy expressions instead of a Python scan; ``version`` counts changes
+    to the running instances (for per-decision caches).
+    """
 
     def __init__(self, n_machines: int) -> None:
         self.running: list[dict[int, list[float]]] = [dict() for _ in range(n_machines)]
@@ -84,10 +94,44 @@ class Book:
         self.queued_service = np.zeros(n_machines)
         self.queued_count = np.zeros(n_machines)
         self.where: dict[int, set[int]] = {}
+        self.version = 0
+        self._inst = np.zeros((64, 3))                # rows (machine, task, end)
+        self._alive = np.zeros(64, bool)
+        self._row: dict[tuple[int, int, float], list[int]] = {}
+        self._spare: list[int] = list(range(63, -1, -1))
 
     def start(self, t: int, m: int, end: float) -> None:
         self.running[m].setdefault(t, []).append(end)
         self.where.setdefault(t, set()).add(m)
+        if not self._spare:
+            n = len(self._alive)
+            self._inst = np.concatenate([self._inst, np.zeros((n, 3))])
+            self._alive = np.concatenate([self._alive, np.zeros(n, bool)])
+            self._spare = list(range(2 * n - 1, n - 1, -1))
+        i = self._spare.pop()
+        self._inst[i] = (m, t, end)
+        self._alive[i] = True
+        self._row.setdefault((m, t, end), []).append(i)
+        self.version += 1
+
+    def stop(self, m: int, t: int, end: float) -> None:
+        """Forget the running instance of ``t`` on ``m`` booked to end at ``end``."""
+        ends = self.running[m][t]
+        ends.remove(end)
+        if not ends:
+            del self.running[m][t]
+        rows = self._row[(m, t, end)]
+        i = rows.pop()
+        if not rows:
+            del self._row[(m, t, end)]
+        self._alive[i] = False
+        self._spare.append(i)
+        self.version += 1
+
+    def instances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every running instance as arrays (machines, tasks, booked ends), in no set order."""
+        rows = self._inst[self._alive]
+        return rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), rows[:, 2]
 
     def enqueue(self, t: int, m: int, now: float, service: float) -> None:
         self.queue[m].append((t, now))
@@ -108,13 +152,11 @@ class Book:
             ends = self.running[m].get(t)
             if not ends:
                 continue
-            keep = [e for e in ends if e > now + 1e-7]
-            if len(keep) < len(ends):
+            gone = [e for e in ends if e <= now + 1e-7]
+            if gone:
                 out.add(m)
-                if keep:
-                    self.running[m][t] = keep
-                else:
-                    del self.running[m][t]
+                for e in gone:
+                    self.stop(m, t, e)
         if not out:          # ended earlier than booked (should not happen): drop the soonest
             best = None
             for m in self.where.get(t, ()):
@@ -123,9 +165,7 @@ class Book:
                         best = (e, m)
             if best is not None:
                 e, m = best
-                self.running[m][t].remove(e)
-                if not self.running[m][t]:
-                    del self.running[m][t]
+                self.stop(m, t, e)
                 out.add(m)
         return out
 
