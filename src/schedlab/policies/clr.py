@@ -27,7 +27,7 @@ import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
-from schedlab.policies._drs.common import COLS, fits_one, least_loaded, next_candidate
+from schedlab.policies._drs.common import COLS, fits_one, least_loaded, FitScan
 from schedlab.policies._drs.common import dominates_any as _dominates
 from schedlab.policies.registry import register
 
@@ -63,13 +63,13 @@ class ClrPolicy(BaselinePolicy):
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed
         can_split = True        # after one failed split search, skip it until next decision
-        reqs = w.request[order][:, COLS]
+        scan = FitScan(w.request[order][:, COLS])
         jobs = w.job[order]
         i = 0
         while i < len(order):
             # only a task that fits somewhere, or (while splits are possible) a task of a
             # job not started yet, can act now
-            nxt = next_candidate(reqs, i, free)
+            nxt = scan.next(i, free)
             if can_split:
                 fresh = np.flatnonzero(~self.job_started[jobs[i:nxt]])
                 nxt = i + int(fresh[0]) if len(fresh) else nxt

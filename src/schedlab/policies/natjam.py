@@ -27,7 +27,7 @@ import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
-from schedlab.policies._drs.common import COLS, fits_one, least_loaded, next_candidate
+from schedlab.policies._drs.common import COLS, fits_one, least_loaded, FitScan
 from schedlab.policies._drs.common import dominates_any as _dominates
 from schedlab.policies.registry import register
 
@@ -61,11 +61,11 @@ class NatjamPolicy(BaselinePolicy):
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed
         can_evict = True        # after one failed eviction search, later (EDF) tasks skip it
-        reqs = w.request[order][:, COLS]
+        scan = FitScan(w.request[order][:, COLS])
         i = 0
         while i < len(order):
             if not can_evict:    # only a task that fits somewhere can act now
-                i = next_candidate(reqs, i, free)
+                i = scan.next(i, free)
                 if i >= len(order):
                     break
             t = int(order[i])

@@ -13,7 +13,7 @@ import numpy as np
 from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
-__all__ = ["COLS", "fits", "fits_one", "dominates_any", "next_candidate", "least_loaded",
+__all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "least_loaded",
            "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
@@ -38,29 +38,50 @@ def dominates_any(req: np.ndarray, failed: list[np.ndarray]) -> bool:
     return any(c >= f[R_CPU] and m >= f[R_MEM] and s >= f[R_SLOTS] for f in failed)
 
 
-def next_candidate(reqs: np.ndarray, start: int, free: np.ndarray) -> int:
-    """First index ``i >= start`` whose request (``reqs``: rows of ``request[:, COLS]``)
-    fits the free capacity of some machine; ``len(reqs)`` if none.
+class FitScan:
+    """For one decision's ordered pending requests (``reqs``: rows of ``request[:, COLS]``),
+    the first index ``i >= start`` whose request fits the free capacity of some machine.
 
     Once no victim can be found in a decision, a pending task can act only by starting
-    where it fits, so every task before this index would be skipped one by one (by
+    where it fits, so every task before that index would be skipped one by one (by
     ``fits_one`` on the per-resource maximum, ``dominates_any`` or a failed
-    ``least_loaded``). On an overloaded cluster that is thousands of tasks per decision;
-    here they are tested in growing blocks with numpy.
+    ``least_loaded``). On an overloaded cluster that is thousands of tasks per decision.
+    The indices that fit are computed once with numpy, column by column and only against
+    machines that can hold the smallest request; while the free capacity only shrinks
+    (tasks placed), just those indices are re-tested; when it grows anywhere (a victim
+    stopped) they are recomputed.
     """
-    cap = free[:, COLS] + _EPS
-    top = cap.max(axis=0)       # a request above the per-resource maximum fits nowhere
-    i, block, n = start, 64, len(reqs)
-    while i < n:
-        blk = reqs[i:i + block]
-        maybe = np.flatnonzero((blk <= top).all(axis=1))
-        if len(maybe):
-            ok = (blk[maybe, None, :] <= cap[None, :, :]).all(axis=2).any(axis=1)
-            hit = np.flatnonzero(ok)
-            if len(hit):
-                return i + int(maybe[hit[0]])
-        i, block = i + block, block * 4
-    return n
+
+    def __init__(self, reqs: np.ndarray) -> None:
+        self.n = len(reqs)
+        self.cols = [np.ascontiguousarray(reqs[:, c]) for c in range(reqs.shape[1])]
+        self.low = reqs.min(axis=0) if self.n else np.zeros(reqs.shape[1])
+        self._cap: np.ndarray | None = None
+        self._hits = np.zeros(0, np.int64)
+
+    def _fitting(self, cap: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """The indices of ``idx`` whose request fits some row of ``cap``."""
+        ok = np.zeros(len(idx), bool)
+        cols = [c[idx] for c in self.cols]
+        for row in cap[(cap >= self.low).all(axis=1)]:
+            fit = cols[0] <= row[0]
+            for c, v in zip(cols[1:], row[1:]):
+                fit &= c <= v
+            ok |= fit
+        return idx[ok]
+
+    def next(self, start: int, free: np.ndarray) -> int:
+        """The first fitting index ``>= start`` (``n`` if none). ``start`` must not decrease
+        between calls (indices before it are forgotten)."""
+        cap = free[:, COLS] + _EPS
+        if self._cap is None or (cap > self._cap).any():
+            self._hits = self._fitting(cap, np.arange(start, self.n))
+        else:
+            self._hits = self._hits[np.searchsorted(self._hits, start):]
+            if not np.array_equal(cap, self._cap):
+                self._hits = self._fitting(cap, self._hits)
+        self._cap = cap
+        return int(self._hits[0]) if len(self._hits) else self.n
 
 
 def least_loaded(free: np.ndarray, capacity: np.ndarray, req: np.ndarray) -> int:
