@@ -69,6 +69,10 @@ class SrptPolicy(QueuePolicy):
     def _key(self, t, k, now):
         return self._svc(t, k)
 
+    def _keys(self, tasks, k, now):
+        rem, dur, speed = self.remaining, self._dur, self._speed[k]
+        return [(rem[t][0] if rem.get(t) else dur[t]) / speed for t in tasks]
+
     def _extra(self, view, free, actions, dirty, groups):
         now = view.now
         w = self.workload
@@ -85,7 +89,8 @@ class SrptPolicy(QueuePolicy):
         for k in sorted(dirty):
             if not b.queue[k]:
                 continue
-            t, _ = min(b.queue[k], key=lambda e: self._svc(e[0], k))
+            keys = self._keys([u for u, _ in b.queue[k]], k, now)
+            t = b.queue[k][keys.index(min(keys))][0]     # the first shortest, as min()
             if fits_one(free[k], w.request[t]):
                 continue
             mine = self._svc(t, k)

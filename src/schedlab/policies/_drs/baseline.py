@@ -95,6 +95,10 @@ class QueuePolicy(BaselinePolicy):
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self._eligible_cache: dict[int, np.ndarray] = {}
+        # plain floats for the per-entry queue keys (the same values as the arrays)
+        self._dur: list[float] = workload.duration.tolist()
+        self._speed: list[float] = cluster.speed.tolist()
+        self._min_req = workload.request.min(axis=0) if workload.n_tasks else None
 
     def _pick(self, t: int, free: np.ndarray, now: float) -> int:
         raise NotImplementedError
@@ -103,13 +107,22 @@ class QueuePolicy(BaselinePolicy):
         """Queue order at a worker (smaller first)."""
         raise NotImplementedError
 
+    def _keys(self, tasks: list[int], k: int, now: float) -> list[float]:
+        """``_key`` of each of ``tasks`` (subclasses inline it: this is the hot path)."""
+        return [self._key(t, k, now) for t in tasks]
+
     def _run_queue(self, view, k: int, free: np.ndarray, actions: list, groups) -> None:
         w = self.workload
         q = self.book.queue[k]
         if not q:
             return
         fk = free[k]
-        for t, at in sorted(q, key=lambda e: self._key(e[0], k, view.now)):
+        if not fits_one(fk, self._min_req):
+            return          # not even the smallest request of the workload fits
+        entries = list(q)
+        keys = self._keys([t for t, _ in entries], k, view.now)
+        for n in sorted(range(len(entries)), key=keys.__getitem__):   # stable, as sorted(q)
+            t, at = entries[n]
             if fits_one(fk, w.request[t]):
                 q.remove((t, at))
                 self.book.queued_count[k] -= 1
@@ -127,8 +140,7 @@ class QueuePolicy(BaselinePolicy):
 
     def _svc(self, t: int, k: int) -> float:
         rem = self.remaining.get(t)
-        work = rem[0] if rem else float(self.workload.duration[t])
-        return work / float(self.cluster.speed[k])
+        return (rem[0] if rem else self._dur[t]) / self._speed[k]
 
     def _enqueue(self, t: int, k: int, now: float, actions: list) -> None:
         actions.append(Enqueue(t, k, reason=self.name))
