@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
-from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
+from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy, stable_order
 from schedlab.policies._drs.common import COLS, fits_one, least_loaded, FitScan
 from schedlab.policies._drs.common import dominates_any as _dominates
 from schedlab.policies.registry import register
@@ -58,12 +58,12 @@ class ClrPolicy(BaselinePolicy):
             return actions
         free = view.free()
         running = view.job_allocated[:, R_SLOTS].copy()
-        order = pend[np.argsort(running[w.job[pend]], kind="stable")]
+        order = pend[stable_order(running[w.job[pend]])]
         cap = self.cluster.capacity
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed
         can_split = True        # after one failed split search, skip it until next decision
-        scan = FitScan(w.request[order][:, COLS])
+        scan = FitScan(self.req3[order])
         jobs = w.job[order]
         i = 0
         while i < len(order):

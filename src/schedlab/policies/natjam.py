@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
-from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
+from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy, stable_order
 from schedlab.policies._drs.common import COLS, fits_one, least_loaded, FitScan
 from schedlab.policies._drs.common import dominates_any as _dominates
 from schedlab.policies.registry import register
@@ -46,6 +46,8 @@ class NatjamPolicy(BaselinePolicy):
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self.overhead_fraction = self.params.overhead
+        # dense rank of each job's deadline: EDF sorts these (same order, radix-sortable)
+        self.deadline_rank = np.unique(self.job_deadline, return_inverse=True)[1].ravel()
 
     def decide(self, view):
         now = view.now
@@ -56,12 +58,12 @@ class NatjamPolicy(BaselinePolicy):
         if not len(pend):
             return actions
         free = view.free()
-        order = pend[np.argsort(self.job_deadline[w.job[pend]], kind="stable")]
+        order = pend[stable_order(self.deadline_rank[w.job[pend]])]
         cap = self.cluster.capacity
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed
         can_evict = True        # after one failed eviction search, later (EDF) tasks skip it
-        scan = FitScan(w.request[order][:, COLS])
+        scan = FitScan(self.req3[order])
         i = 0
         while i < len(order):
             if not can_evict:    # only a task that fits somewhere can act now

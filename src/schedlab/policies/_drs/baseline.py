@@ -16,7 +16,17 @@ from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.common import COLS, Book, fits_one
 from schedlab.policies.base import Policy, PolicyParams
 
-__all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy"]
+__all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy", "stable_order"]
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")``; integral keys that fit 16 bits are sorted as
+    int16, for which numpy's stable sort is a linear radix sort (same permutation)."""
+    if len(keys) and np.isfinite(keys).all() and -2**15 <= keys.min() and keys.max() < 2**15:
+        small = keys.astype(np.int16)
+        if np.array_equal(small, keys):
+            return np.argsort(small, kind="stable")
+    return np.argsort(keys, kind="stable")
 
 
 class BaselineParams(PolicyParams):
@@ -40,6 +50,7 @@ class BaselinePolicy(Policy):
         self.job_deadline = np.full(w.n_jobs, np.inf)
         dl = np.where(np.isnan(w.deadline), np.inf, w.deadline)
         np.minimum.at(self.job_deadline, w.job, dl)
+        self.req3 = np.ascontiguousarray(w.request[:, COLS])    # cpu, mem, processors
 
     def _completions(self, view) -> set[int]:
         dirty: set[int] = set()
