@@ -73,6 +73,11 @@ class SrptPolicy(QueuePolicy):
         rem, dur, speed = self.remaining, self._dur, self._speed[k]
         return [(rem[t][0] if rem.get(t) else dur[t]) / speed for t in tasks]
 
+    def _shortest_queued(self, k, now):
+        """The first task of ``k``'s queue with the least remaining service time."""
+        keys = self._keys([u for u, _ in self.book.queue[k]], k, now)
+        return self.book.queue[k][keys.index(min(keys))][0]
+
     def _extra(self, view, free, actions, dirty, groups):
         now = view.now
         w = self.workload
@@ -89,8 +94,7 @@ class SrptPolicy(QueuePolicy):
         for k in sorted(dirty):
             if not b.queue[k]:
                 continue
-            keys = self._keys([u for u, _ in b.queue[k]], k, now)
-            t = b.queue[k][keys.index(min(keys))][0]     # the first shortest, as min()
+            t = self._shortest_queued(k, now)
             if fits_one(free[k], w.request[t]):
                 continue
             mine = self._svc(t, k)

@@ -122,6 +122,12 @@ class QueuePolicy(BaselinePolicy):
         """``_key`` of each of ``tasks`` (subclasses inline it: this is the hot path)."""
         return [self._key(t, k, now) for t in tasks]
 
+    def _queue_order(self, entries: list[tuple[int, float]], k: int,
+                     now: float) -> list[tuple[int, float]]:
+        """``entries`` sorted by ``_key``, stably (ties keep queue order)."""
+        keys = self._keys([t for t, _ in entries], k, now)
+        return [entries[n] for n in sorted(range(len(entries)), key=keys.__getitem__)]
+
     def _run_queue(self, view, k: int, free: np.ndarray, actions: list, groups) -> None:
         w = self.workload
         q = self.book.queue[k]
@@ -130,10 +136,7 @@ class QueuePolicy(BaselinePolicy):
         fk = free[k]
         if not fits_one(fk, self._min_req):
             return          # not even the smallest request of the workload fits
-        entries = list(q)
-        keys = self._keys([t for t, _ in entries], k, view.now)
-        for n in sorted(range(len(entries)), key=keys.__getitem__):   # stable, as sorted(q)
-            t, at = entries[n]
+        for t, at in self._queue_order(list(q), k, view.now):
             if fits_one(fk, w.request[t]):
                 q.remove((t, at))
                 self.book.queued_count[k] -= 1
