@@ -116,6 +116,7 @@ class Book:
         self.queued_count = np.zeros(n_machines)
         self.where: dict[int, set[int]] = {}
         self.version = 0
+        self.min_end = np.full(n_machines, np.inf)     # soonest booked end per machine
         self._inst = np.zeros((64, 3))                # rows (machine, task, end)
         self._alive = np.zeros(64, bool)
         self._row: dict[tuple[int, int, float], list[int]] = {}
@@ -133,6 +134,8 @@ class Book:
         self._inst[i] = (m, t, end)
         self._alive[i] = True
         self._row.setdefault((m, t, end), []).append(i)
+        if end < self.min_end[m]:
+            self.min_end[m] = end
         self.version += 1
 
     def stop(self, m: int, t: int, end: float) -> None:
@@ -147,6 +150,9 @@ class Book:
             del self._row[(m, t, end)]
         self._alive[i] = False
         self._spare.append(i)
+        if end <= self.min_end[m]:
+            self.min_end[m] = min((e for es in self.running[m].values() for e in es),
+                                  default=np.inf)
         self.version += 1
 
     def instances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -191,8 +197,13 @@ class Book:
         return out
 
     def min_remaining(self, m: int, now: float) -> float:
-        ends = [e for es in self.running[m].values() for e in es]
-        return max(min(ends) - now, 0.0) if ends else 0.0
+        end = self.min_end[m]
+        return max(end - now, 0.0) if end < np.inf else 0.0
+
+    def min_remaining_of(self, ms: np.ndarray, now: float) -> np.ndarray:
+        """:meth:`min_remaining` of each machine in ``ms``."""
+        end = self.min_end[ms]
+        return np.where(end < np.inf, np.maximum(end - now, 0.0), 0.0)
 
     def n_running(self, m: int) -> int:
         return sum(len(es) for es in self.running[m].values())
