@@ -10,7 +10,8 @@ import pytest
 import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.baseline import stable_order
-from schedlab.policies._drs.common import COLS, Book, FitScan, fits_one
+from schedlab.policies._drs.common import (COLS, Book, FitScan, fits_one,
+                                           sample_without_replacement)
 from schedlab.policies.clr import ClrPolicy
 from schedlab.policies.natjam import NatjamPolicy
 from schedlab.policies.snb import SnbPolicy
@@ -231,3 +232,15 @@ def test_book_instance_arrays_follow_the_running_table():
         table = sorted((m, t, e) for m, run in enumerate(book.running)
                        for t, ends in run.items() for e in ends)
         assert got == table == sorted(live)
+
+
+@pytest.mark.parametrize("n, size", [(1, 1), (2, 2), (3, 2), (8, 2), (50, 2), (50, 3), (7, 7)])
+def test_sample_without_replacement_is_numpy_choice(n, size):
+    """Same picks as ``Generator.choice(replace=False)`` and the same stream afterwards."""
+    items = list(range(100, 100 + n))
+    a, b = np.random.default_rng(n * 31 + size), np.random.default_rng(n * 31 + size)
+    for i in range(3000):
+        assert sample_without_replacement(a, items, size) == \
+            b.choice(np.array(items), size, replace=False).tolist()
+        if i % 5 == 0:
+            assert a.random() == b.random()

@@ -23,7 +23,7 @@ import numpy as np
 
 from schedlab.cluster.actions import Enqueue
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
-from schedlab.policies._drs.common import fits_one
+from schedlab.policies._drs.common import fits_one, sample_without_replacement
 from schedlab.policies.registry import register
 
 __all__ = ["SrptPolicy"]
@@ -46,8 +46,9 @@ class SrptPolicy(QueuePolicy):
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self._slots = np.maximum(cluster.capacity[:, -1], 1.0).tolist()
-        self._run_work: list[float] = []
+        self._run_work: dict[int, float] = {}
         self._run_key = None
+        self._eligible_list: dict[int, list[int]] = {}
 
     def _work(self, k, now):
         """Queued plus running work on ``k`` per processor. The running part is summed once
@@ -55,14 +56,19 @@ class SrptPolicy(QueuePolicy):
         migration ask for it many times while the running instances do not change."""
         b = self.book
         if self._run_key != (now, b.version):
-            self._run_work = [sum(max(e - now, 0.0) for es in run.values() for e in es)
-                              for run in b.running]
+            self._run_work = {}
             self._run_key = (now, b.version)
-        return (b.queued_service[k] + self._run_work[k]) / self._slots[k]
+        run = self._run_work.get(k)
+        if run is None:
+            run = self._run_work[k] = sum(max(e - now, 0.0) for es in b.running[k].values()
+                                          for e in es)
+        return (b.queued_service[k] + run) / self._slots[k]
 
     def _pick(self, t, free, now):
-        ks = self._eligible(t)
-        cand = self.rng.choice(ks, min(self.params.samples, len(ks)), replace=False).tolist()
+        ks = self._eligible_list.get(t)
+        if ks is None:
+            ks = self._eligible_list[t] = self._eligible(t).tolist()
+        cand = sample_without_replacement(self.rng, ks, min(self.params.samples, len(ks)))
         works = [self._work(k, now) for k in cand]
         return cand[works.index(min(works))]     # the first of equal minima, as np.argmin
 
