@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
-from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
-from schedlab.policies._drs.common import COLS, fits_one, least_loaded, next_candidate
+from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy, stable_order
+from schedlab.policies._drs.common import COLS, fits_one, least_loaded, FitScan
 from schedlab.policies._drs.common import dominates_any as _dominates
 from schedlab.policies.registry import register
 
@@ -46,7 +46,7 @@ class ClrPolicy(BaselinePolicy):
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self.overhead_fixed = self.params.o_split
-        self.started_jobs: set[int] = set()
+        self.job_started = np.zeros(workload.n_jobs, bool)
 
     def decide(self, view):
         now = view.now
@@ -58,20 +58,20 @@ class ClrPolicy(BaselinePolicy):
             return actions
         free = view.free()
         running = view.job_allocated[:, R_SLOTS].copy()
-        order = pend[np.argsort(running[w.job[pend]], kind="stable")]
+        order = pend[stable_order(running[w.job[pend]])]
         cap = self.cluster.capacity
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed
         can_split = True        # after one failed split search, skip it until next decision
-        reqs = w.request[order][:, COLS]
+        scan = FitScan(self.req3[order])
+        jobs = w.job[order]
         i = 0
         while i < len(order):
             # only a task that fits somewhere, or (while splits are possible) a task of a
             # job not started yet, can act now
-            nxt = next_candidate(reqs, i, free)
+            nxt = scan.next(i, free)
             if can_split:
-                fresh = np.flatnonzero([int(j) not in self.started_jobs
-                                        for j in w.job[order[i:nxt]]])
+                fresh = np.flatnonzero(~self.job_started[jobs[i:nxt]])
                 nxt = i + int(fresh[0]) if len(fresh) else nxt
             i = nxt
             if i >= len(order):
@@ -88,7 +88,7 @@ class ClrPolicy(BaselinePolicy):
                     k = least_loaded(free, cap, req)
                     if k < 0 and len(failed) < 32:
                         failed.append(req)
-                if k < 0 and can_split and j not in self.started_jobs:
+                if k < 0 and can_split and not self.job_started[j]:
                     k = self._split(view, t, running, free, actions)
                     can_split = k >= 0
                 if k < 0:
@@ -96,7 +96,7 @@ class ClrPolicy(BaselinePolicy):
                 self._place(t, k, now, free, actions, "clr")
                 top = free.max(axis=0)
                 failed.clear()
-                self.started_jobs.add(j)
+                self.job_started[j] = True
                 running[j] += 1
         return actions
 
@@ -106,12 +106,9 @@ class ClrPolicy(BaselinePolicy):
         w = self.workload
         active = np.count_nonzero(running > 0) + 1
         share = self.cluster.capacity[:, R_SLOTS].sum() / active
-        rows = [(k, u, e) for k, run in enumerate(self.book.running) for u, es in run.items()
-                for e in es]
-        if not rows:
+        ks, us, es = self.book.instances()
+        if not len(ks):
             return -1
-        arr = np.array(rows)
-        ks, us, es = arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2]
         excess = running[w.job[us]] - share
         ok = excess > 0
         if not ok.any():

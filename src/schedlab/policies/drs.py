@@ -183,6 +183,8 @@ class DrsPolicy(Policy):
         self._req3 = req[:, [R_CPU, R_MEM, R_SLOTS]].tolist()
         self._rate_l = self.rate.tolist()
         self._dur_l = w.duration.astype(float).tolist()
+        self._job_l = w.job.tolist()
+        self._pos_l = self.pos.tolist()
         self._cp_l = np.asarray(self.cp_rest, dtype=float).tolist()
         self._dl_l = self.job_deadline[w.job].tolist()
         self._speed_l = np.asarray(cluster.speed, dtype=float).tolist()
@@ -231,18 +233,16 @@ class DrsPolicy(Policy):
     def _siblings(self, t: int, ks: np.ndarray, starts_now: np.ndarray) -> np.ndarray:
         """Independent tasks of t's job queued at each worker (and running there, when t
         would have to wait: it would then start after them, serialized)."""
-        w = self.workload
-        j = int(w.job[t])
-        at, pt = self.anc[t], int(self.pos[t])
+        job, pos, anc = self._job_l, self._pos_l, self.anc
+        j = job[t]
+        at, pt = anc[t], pos[t]
         out = np.zeros(len(ks))
-        for n, k in enumerate(ks):
-            k = int(k)
+        for n, (k, now_) in enumerate(zip(ks.tolist(), starts_now.tolist())):
             others = list(self.queued_by_job[k].get(j, ()))
-            if not starts_now[n]:
-                others += [u for u in self.book.running[k] if w.job[u] == j]
+            if not now_:
+                others += [u for u in self.book.running[k] if job[u] == j]
             for u in others:
-                pu = int(self.pos[u])
-                if not (at >> pu) & 1 and not (self.anc[u] >> pt) & 1:
+                if not (at >> pos[u]) & 1 and not (anc[u] >> pt) & 1:
                     out[n] += 1
         return out
 
@@ -250,8 +250,7 @@ class DrsPolicy(Policy):
         b = self.book
         speed = self.cluster.speed[ks]
         slots = self.cluster.capacity[ks, R_SLOTS]
-        minrem = np.array([0.0 if s else b.min_remaining(int(k), now)
-                           for k, s in zip(ks, starts_now)])
+        minrem = np.where(starts_now, 0.0, b.min_remaining_of(ks, now))
         L = queued_work_level(b.queued_service[ks], minrem, slots, starts_now)
         p = self.params
         T, _, _ = mutual_reinforcement(self.history.T0(ks, L), L, gamma=p.gamma, theta=p.theta,

@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
-from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy
-from schedlab.policies._drs.common import COLS, fits_one, least_loaded, next_candidate
+from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy, stable_order
+from schedlab.policies._drs.common import COLS, fits_one, least_loaded, FitScan
 from schedlab.policies._drs.common import dominates_any as _dominates
 from schedlab.policies.registry import register
 
@@ -46,6 +46,8 @@ class NatjamPolicy(BaselinePolicy):
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self.overhead_fraction = self.params.overhead
+        # dense rank of each job's deadline: EDF sorts these (same order, radix-sortable)
+        self.deadline_rank = np.unique(self.job_deadline, return_inverse=True)[1].ravel()
 
     def decide(self, view):
         now = view.now
@@ -56,16 +58,16 @@ class NatjamPolicy(BaselinePolicy):
         if not len(pend):
             return actions
         free = view.free()
-        order = pend[np.argsort(self.job_deadline[w.job[pend]], kind="stable")]
+        order = pend[stable_order(self.deadline_rank[w.job[pend]])]
         cap = self.cluster.capacity
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed
         can_evict = True        # after one failed eviction search, later (EDF) tasks skip it
-        reqs = w.request[order][:, COLS]
+        scan = FitScan(self.req3[order])
         i = 0
         while i < len(order):
             if not can_evict:    # only a task that fits somewhere can act now
-                i = next_candidate(reqs, i, free)
+                i = scan.next(i, free)
                 if i >= len(order):
                     break
             t = int(order[i])
@@ -95,12 +97,9 @@ class NatjamPolicy(BaselinePolicy):
         room for ``t`` on their worker; returns that worker or -1 (vectorised search)."""
         w = self.workload
         now = view.now
-        rows = [(k, u, e) for k, run in enumerate(self.book.running) for u, es in run.items()
-                for e in es]
-        if not rows:
+        ks, us, es = self.book.instances()
+        if not len(ks):
             return -1
-        arr = np.array(rows)
-        ks, us, es = arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2]
         du = self.job_deadline[w.job[us]]
         ok = du > dl
         if not ok.any():

@@ -37,3 +37,7 @@ class SnbPolicy(QueuePolicy):
 
     def _key(self, t, k, now):
         return float(self.workload.duration[t])
+
+    def _keys(self, tasks, k, now):
+        dur = self._dur
+        return [dur[t] for t in tasks]

@@ -23,7 +23,7 @@ import numpy as np
 
 from schedlab.cluster.actions import Enqueue
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
-from schedlab.policies._drs.common import fits_one
+from schedlab.policies._drs.common import fits_one, sample_without_replacement
 from schedlab.policies.registry import register
 
 __all__ = ["SrptPolicy"]
@@ -43,19 +43,46 @@ class SrptPolicy(QueuePolicy):
     def timers(self):
         return {"migrate": self.params.migration_period}
 
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self._slots = np.maximum(cluster.capacity[:, -1], 1.0).tolist()
+        self._run_work: dict[int, float] = {}
+        self._run_key = None
+        self._eligible_list: dict[int, list[int]] = {}
+
     def _work(self, k, now):
+        """Queued plus running work on ``k`` per processor. The running part is summed once
+        per machine for each (time, running-set version) and reused: placement and
+        migration ask for it many times while the running instances do not change."""
         b = self.book
-        run = sum(max(e - now, 0.0) for es in b.running[k].values() for e in es)
-        slots = self.cluster.capacity[k, -1]
-        return (b.queued_service[k] + run) / max(slots, 1.0)
+        if self._run_key != (now, b.version):
+            self._run_work = {}
+            self._run_key = (now, b.version)
+        run = self._run_work.get(k)
+        if run is None:
+            run = self._run_work[k] = sum(max(e - now, 0.0) for es in b.running[k].values()
+                                          for e in es)
+        return (b.queued_service[k] + run) / self._slots[k]
 
     def _pick(self, t, free, now):
-        ks = self._eligible(t)
-        cand = self.rng.choice(ks, min(self.params.samples, len(ks)), replace=False)
-        return int(cand[np.argmin([self._work(int(k), now) for k in cand])])
+        ks = self._eligible_list.get(t)
+        if ks is None:
+            ks = self._eligible_list[t] = self._eligible(t).tolist()
+        cand = sample_without_replacement(self.rng, ks, min(self.params.samples, len(ks)))
+        works = [self._work(k, now) for k in cand]
+        return cand[works.index(min(works))]     # the first of equal minima, as np.argmin
 
     def _key(self, t, k, now):
         return self._svc(t, k)
+
+    def _keys(self, tasks, k, now):
+        rem, dur, speed = self.remaining, self._dur, self._speed[k]
+        return [(rem[t][0] if rem.get(t) else dur[t]) / speed for t in tasks]
+
+    def _shortest_queued(self, k, now):
+        """The first task of ``k``'s queue with the least remaining service time."""
+        keys = self._keys([u for u, _ in self.book.queue[k]], k, now)
+        return self.book.queue[k][keys.index(min(keys))][0]
 
     def _extra(self, view, free, actions, dirty, groups):
         now = view.now
@@ -73,7 +100,7 @@ class SrptPolicy(QueuePolicy):
         for k in sorted(dirty):
             if not b.queue[k]:
                 continue
-            t, _ = min(b.queue[k], key=lambda e: self._svc(e[0], k))
+            t = self._shortest_queued(k, now)
             if fits_one(free[k], w.request[t]):
                 continue
             mine = self._svc(t, k)

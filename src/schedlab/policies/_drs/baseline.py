@@ -16,7 +16,17 @@ from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs.common import COLS, Book, fits_one
 from schedlab.policies.base import Policy, PolicyParams
 
-__all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy"]
+__all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy", "stable_order"]
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")``; integral keys that fit 16 bits are sorted as
+    int16, for which numpy's stable sort is a linear radix sort (same permutation)."""
+    if len(keys) and np.isfinite(keys).all() and -2**15 <= keys.min() and keys.max() < 2**15:
+        small = keys.astype(np.int16)
+        if np.array_equal(small, keys):
+            return np.argsort(small, kind="stable")
+    return np.argsort(keys, kind="stable")
 
 
 class BaselineParams(PolicyParams):
@@ -40,6 +50,7 @@ class BaselinePolicy(Policy):
         self.job_deadline = np.full(w.n_jobs, np.inf)
         dl = np.where(np.isnan(w.deadline), np.inf, w.deadline)
         np.minimum.at(self.job_deadline, w.job, dl)
+        self.req3 = np.ascontiguousarray(w.request[:, COLS])    # cpu, mem, processors
 
     def _completions(self, view) -> set[int]:
         dirty: set[int] = set()
@@ -82,10 +93,7 @@ class BaselinePolicy(Policy):
         self._taken[gid] = self._taken.get(gid, 0) + 1
         left = max(end - view.now, 0.0) * float(self.cluster.speed[k])
         actions.append(Preempt(gid, count=1, outcome=outcome, requeue=True, reason=reason))
-        ends = self.book.running[k][t]
-        ends.remove(end)
-        if not ends:
-            del self.book.running[k][t]
+        self.book.stop(k, t, end)
         free[k] += self.workload.request[t]
         self.remaining.setdefault(t, []).append(left)
         self.evictions += 1
@@ -98,6 +106,10 @@ class QueuePolicy(BaselinePolicy):
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self._eligible_cache: dict[int, np.ndarray] = {}
+        # plain floats for the per-entry queue keys (the same values as the arrays)
+        self._dur: list[float] = workload.duration.tolist()
+        self._speed: list[float] = cluster.speed.tolist()
+        self._min_req = workload.request.min(axis=0) if workload.n_tasks else None
 
     def _pick(self, t: int, free: np.ndarray, now: float) -> int:
         raise NotImplementedError
@@ -106,13 +118,25 @@ class QueuePolicy(BaselinePolicy):
         """Queue order at a worker (smaller first)."""
         raise NotImplementedError
 
+    def _keys(self, tasks: list[int], k: int, now: float) -> list[float]:
+        """``_key`` of each of ``tasks`` (subclasses inline it: this is the hot path)."""
+        return [self._key(t, k, now) for t in tasks]
+
+    def _queue_order(self, entries: list[tuple[int, float]], k: int,
+                     now: float) -> list[tuple[int, float]]:
+        """``entries`` sorted by ``_key``, stably (ties keep queue order)."""
+        keys = self._keys([t for t, _ in entries], k, now)
+        return [entries[n] for n in sorted(range(len(entries)), key=keys.__getitem__)]
+
     def _run_queue(self, view, k: int, free: np.ndarray, actions: list, groups) -> None:
         w = self.workload
         q = self.book.queue[k]
         if not q:
             return
         fk = free[k]
-        for t, at in sorted(q, key=lambda e: self._key(e[0], k, view.now)):
+        if not fits_one(fk, self._min_req):
+            return          # not even the smallest request of the workload fits
+        for t, at in self._queue_order(list(q), k, view.now):
             if fits_one(fk, w.request[t]):
                 q.remove((t, at))
                 self.book.queued_count[k] -= 1
@@ -130,8 +154,7 @@ class QueuePolicy(BaselinePolicy):
 
     def _svc(self, t: int, k: int) -> float:
         rem = self.remaining.get(t)
-        work = rem[0] if rem else float(self.workload.duration[t])
-        return work / float(self.cluster.speed[k])
+        return (rem[0] if rem else self._dur[t]) / self._speed[k]
 
     def _enqueue(self, t: int, k: int, now: float, actions: list) -> None:
         actions.append(Enqueue(t, k, reason=self.name))

@@ -13,8 +13,8 @@ import numpy as np
 from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
-__all__ = ["COLS", "fits", "fits_one", "dominates_any", "next_candidate", "least_loaded",
-           "Book"]
+__all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "least_loaded",
+           "sample_without_replacement", "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
 COLS = np.array([R_CPU, R_MEM, R_SLOTS])
@@ -38,25 +38,50 @@ def dominates_any(req: np.ndarray, failed: list[np.ndarray]) -> bool:
     return any(c >= f[R_CPU] and m >= f[R_MEM] and s >= f[R_SLOTS] for f in failed)
 
 
-def next_candidate(reqs: np.ndarray, start: int, free: np.ndarray) -> int:
-    """First index ``i >= start`` whose request (``reqs``: rows of ``request[:, COLS]``)
-    fits the free capacity of some machine; ``len(reqs)`` if none.
+class FitScan:
+    """For one decision's ordered pending requests (``reqs``: rows of ``request[:, COLS]``),
+    the first index ``i >= start`` whose request fits the free capacity of some machine.
 
     Once no victim can be found in a decision, a pending task can act only by starting
-    where it fits, so every task before this index would be skipped one by one (by
+    where it fits, so every task before that index would be skipped one by one (by
     ``fits_one`` on the per-resource maximum, ``dominates_any`` or a failed
-    ``least_loaded``). On an overloaded cluster that is thousands of tasks per decision;
-    here they are tested in growing blocks with numpy.
+    ``least_loaded``). On an overloaded cluster that is thousands of tasks per decision.
+    The indices that fit are computed once with numpy, column by column and only against
+    machines that can hold the smallest request; while the free capacity only shrinks
+    (tasks placed), just those indices are re-tested; when it grows anywhere (a victim
+    stopped) they are recomputed.
     """
-    cap = free[:, COLS] + _EPS
-    i, block, n = start, 64, len(reqs)
-    while i < n:
-        ok = (reqs[i:i + block, None, :] <= cap[None, :, :]).all(axis=2).any(axis=1)
-        hit = np.flatnonzero(ok)
-        if len(hit):
-            return i + int(hit[0])
-        i, block = i + block, block * 4
-    return n
+
+    def __init__(self, reqs: np.ndarray) -> None:
+        self.n = len(reqs)
+        self.cols = [np.ascontiguousarray(reqs[:, c]) for c in range(reqs.shape[1])]
+        self.low = reqs.min(axis=0) if self.n else np.zeros(reqs.shape[1])
+        self._cap: np.ndarray | None = None
+        self._hits = np.zeros(0, np.int64)
+
+    def _fitting(self, cap: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """The indices of ``idx`` whose request fits some row of ``cap``."""
+        ok = np.zeros(len(idx), bool)
+        cols = [c[idx] for c in self.cols]
+        for row in cap[(cap >= self.low).all(axis=1)]:
+            fit = cols[0] <= row[0]
+            for c, v in zip(cols[1:], row[1:]):
+                fit &= c <= v
+            ok |= fit
+        return idx[ok]
+
+    def next(self, start: int, free: np.ndarray) -> int:
+        """The first fitting index ``>= start`` (``n`` if none). ``start`` must not decrease
+        between calls (indices before it are forgotten)."""
+        cap = free[:, COLS] + _EPS
+        if self._cap is None or (cap > self._cap).any():
+            self._hits = self._fitting(cap, np.arange(start, self.n))
+        else:
+            self._hits = self._hits[np.searchsorted(self._hits, start):]
+            if not np.array_equal(cap, self._cap):
+                self._hits = self._fitting(cap, self._hits)
+        self._cap = cap
+        return int(self._hits[0]) if len(self._hits) else self.n
 
 
 def least_loaded(free: np.ndarray, capacity: np.ndarray, req: np.ndarray) -> int:
@@ -75,8 +100,54 @@ def least_loaded(free: np.ndarray, capacity: np.ndarray, req: np.ndarray) -> int
     return int(np.argmin(share))
 
 
+def sample_without_replacement(rng: np.random.Generator, items: list, size: int) -> list:
+    """``rng.choice(items, size, replace=False).tolist()``, drawn from the same bit stream.
+
+    numpy draws such a sample (population up to 10,000) by Floyd's algorithm, one bounded
+    integer per element (Lemire's method on 32-bit draws), then shuffles it with one more
+    bounded integer per position. These are the same steps in plain Python on the bit
+    generator's public ``ctypes`` interface: the same picks and the same state after them,
+    at a third of the cost for the two-worker samples SRPT draws for every queued task
+    each second. ``tests/drs/test_baselines_fast.py`` pins the equality; larger
+    populations go to ``rng.choice``.
+    """
+    n = len(items)
+    if n > 10000 or size > n:
+        return rng.choice(np.asarray(items), size, replace=False).tolist()
+    bits = rng.bit_generator.ctypes
+    draw, state = bits.next_uint32, bits.state
+
+    def upto(r: int) -> int:        # uniform on 0..r
+        if r == 0:
+            return 0
+        if r == 0xFFFFFFFF:
+            return draw(state)
+        span = r + 1
+        m = draw(state) * span
+        if m & 0xFFFFFFFF < span:
+            floor = (0xFFFFFFFF - r) % span
+            while m & 0xFFFFFFFF < floor:
+                m = draw(state) * span
+        return m >> 32
+
+    idx: list[int] = []
+    for j in range(n - size, n):
+        v = upto(j)
+        idx.append(j if v in idx else v)
+    for i in range(size - 1, 0, -1):
+        j = upto(i)
+        idx[i], idx[j] = idx[j], idx[i]
+    return [items[i] for i in idx]
+
+
 class Book:
-    """Per-machine record of started and queued work (policy-side)."""
+    """Per-machine record of started and queued work (policy-side).
+
+    Besides ``running`` (machine -> task -> booked end times) the running instances are
+    kept in flat arrays (:meth:`instances`) so that victim searches over every running
+    instance are numpy expressions instead of a Python scan; ``version`` counts changes
+    to the running instances (for per-decision caches).
+    """
 
     def __init__(self, n_machines: int) -> None:
         self.running: list[dict[int, list[float]]] = [dict() for _ in range(n_machines)]
@@ -84,10 +155,50 @@ class Book:
         self.queued_service = np.zeros(n_machines)
         self.queued_count = np.zeros(n_machines)
         self.where: dict[int, set[int]] = {}
+        self.version = 0
+        self.min_end = np.full(n_machines, np.inf)     # soonest booked end per machine
+        self._inst = np.zeros((64, 3))                # rows (machine, task, end)
+        self._alive = np.zeros(64, bool)
+        self._row: dict[tuple[int, int, float], list[int]] = {}
+        self._spare: list[int] = list(range(63, -1, -1))
 
     def start(self, t: int, m: int, end: float) -> None:
         self.running[m].setdefault(t, []).append(end)
         self.where.setdefault(t, set()).add(m)
+        if not self._spare:
+            n = len(self._alive)
+            self._inst = np.concatenate([self._inst, np.zeros((n, 3))])
+            self._alive = np.concatenate([self._alive, np.zeros(n, bool)])
+            self._spare = list(range(2 * n - 1, n - 1, -1))
+        i = self._spare.pop()
+        self._inst[i] = (m, t, end)
+        self._alive[i] = True
+        self._row.setdefault((m, t, end), []).append(i)
+        if end < self.min_end[m]:
+            self.min_end[m] = end
+        self.version += 1
+
+    def stop(self, m: int, t: int, end: float) -> None:
+        """Forget the running instance of ``t`` on ``m`` booked to end at ``end``."""
+        ends = self.running[m][t]
+        ends.remove(end)
+        if not ends:
+            del self.running[m][t]
+        rows = self._row[(m, t, end)]
+        i = rows.pop()
+        if not rows:
+            del self._row[(m, t, end)]
+        self._alive[i] = False
+        self._spare.append(i)
+        if end <= self.min_end[m]:
+            self.min_end[m] = min((e for es in self.running[m].values() for e in es),
+                                  default=np.inf)
+        self.version += 1
+
+    def instances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every running instance as arrays (machines, tasks, booked ends), in no set order."""
+        rows = self._inst[self._alive]
+        return rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), rows[:, 2]
 
     def enqueue(self, t: int, m: int, now: float, service: float) -> None:
         self.queue[m].append((t, now))
@@ -108,13 +219,11 @@ class Book:
             ends = self.running[m].get(t)
             if not ends:
                 continue
-            keep = [e for e in ends if e > now + 1e-7]
-            if len(keep) < len(ends):
+            gone = [e for e in ends if e <= now + 1e-7]
+            if gone:
                 out.add(m)
-                if keep:
-                    self.running[m][t] = keep
-                else:
-                    del self.running[m][t]
+                for e in gone:
+                    self.stop(m, t, e)
         if not out:          # ended earlier than booked (should not happen): drop the soonest
             best = None
             for m in self.where.get(t, ()):
@@ -123,15 +232,18 @@ class Book:
                         best = (e, m)
             if best is not None:
                 e, m = best
-                self.running[m][t].remove(e)
-                if not self.running[m][t]:
-                    del self.running[m][t]
+                self.stop(m, t, e)
                 out.add(m)
         return out
 
     def min_remaining(self, m: int, now: float) -> float:
-        ends = [e for es in self.running[m].values() for e in es]
-        return max(min(ends) - now, 0.0) if ends else 0.0
+        end = self.min_end[m]
+        return max(end - now, 0.0) if end < np.inf else 0.0
+
+    def min_remaining_of(self, ms: np.ndarray, now: float) -> np.ndarray:
+        """:meth:`min_remaining` of each machine in ``ms``."""
+        end = self.min_end[ms]
+        return np.where(end < np.inf, np.maximum(end - now, 0.0), 0.0)
 
     def n_running(self, m: int) -> int:
         return sum(len(es) for es in self.running[m].values())
