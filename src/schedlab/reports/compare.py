@@ -472,51 +472,48 @@ def mean_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def diff_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Key metrics as the paired difference to the baseline, 'diff ± ci95', with a mark
-    (``≈ 0?``) where the interval includes 0."""
+def _paired_table(df: pd.DataFrame, sign: str,
+                  cell: Callable[[pd.DataFrame, str], str]) -> pd.DataFrame:
+    """Key metrics of every policy against the baseline, one text ``cell`` each."""
     summ = _summary_of(df)
     base = summ["baseline"].iloc[0]
     labels = [p for p in dict.fromkeys(summ["policy"]) if p != base]
-    out: dict[str, list[Any]] = {"policy": [f"{p} − {base}" for p in labels]}
+    out: dict[str, list[Any]] = {"policy": [f"{p} {sign} {base}" for p in labels]}
     for m in KEY_METRICS:
         sub = summ[summ["metric"] == m].set_index("policy")
-        if not len(sub):
-            continue
-        col = []
-        for p in labels:
-            d, h, inc = sub.at[p, "diff"], sub.at[p, "diff_ci95"], sub.at[p, "diff_ci_includes_0"]
-            txt = _fmt(d) + ("" if not np.isfinite(h) else f" ± {_fmt(h)}")
-            col.append(txt + (" (≈ 0?)" if inc is True or (not pd.isna(inc) and bool(inc)) else ""))
-        out[m] = col
+        if len(sub):
+            out[m] = [cell(sub, p) for p in labels]
     return pd.DataFrame(out)
+
+
+def _diff_cell(sub: pd.DataFrame, p: str) -> str:
+    d, h, inc = sub.at[p, "diff"], sub.at[p, "diff_ci95"], sub.at[p, "diff_ci_includes_0"]
+    txt = _fmt(d) + ("" if not np.isfinite(h) else f" ± {_fmt(h)}")
+    return txt + (" (≈ 0?)" if not pd.isna(inc) and bool(inc) else "")
+
+
+def _ratio_cell(sub: pd.DataFrame, p: str) -> str:
+    r, lo, hi = sub.at[p, "ratio"], sub.at[p, "ratio_ci_low"], sub.at[p, "ratio_ci_high"]
+    n, n_all = int(sub.at[p, "ratio_n_seeds"]), int(sub.at[p, "n_seeds"])
+    if n == 0:
+        return "n/a"
+    txt = f"×{r:.3g}" + ("" if not np.isfinite(hi) else f" [{lo:.3g}, {hi:.3g}]")
+    inc = sub.at[p, "ratio_ci_includes_1"]
+    txt += " ≈1?" if not pd.isna(inc) and bool(inc) else ""
+    return txt + (f" ({n}/{n_all} seeds)" if n < n_all else "")
+
+
+def diff_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Key metrics as the paired difference to the baseline, 'diff ± ci95', with a mark
+    (``≈ 0?``) where the interval includes 0."""
+    return _paired_table(df, "−", _diff_cell)
 
 
 def ratio_table(df: pd.DataFrame) -> pd.DataFrame:
     """Key metrics as the paired ratio to the baseline, '×ratio [low, high]', with a mark
     (``≈1?``) where the interval includes 1, the seed count where some were left out, and
     ``n/a`` where no seed has both values positive."""
-    summ = _summary_of(df)
-    base = summ["baseline"].iloc[0]
-    labels = [p for p in dict.fromkeys(summ["policy"]) if p != base]
-    out: dict[str, list[Any]] = {"policy": [f"{p} / {base}" for p in labels]}
-    for m in KEY_METRICS:
-        sub = summ[summ["metric"] == m].set_index("policy")
-        if not len(sub) or "ratio" not in sub:
-            continue
-        col = []
-        for p in labels:
-            r, lo, hi = sub.at[p, "ratio"], sub.at[p, "ratio_ci_low"], sub.at[p, "ratio_ci_high"]
-            n, n_all = int(sub.at[p, "ratio_n_seeds"]), int(sub.at[p, "n_seeds"])
-            if n == 0:
-                col.append("n/a")
-                continue
-            txt = f"×{r:.3g}" + ("" if not np.isfinite(hi) else f" [{lo:.3g}, {hi:.3g}]")
-            inc = sub.at[p, "ratio_ci_includes_1"]
-            txt += " ≈1?" if not pd.isna(inc) and bool(inc) else ""
-            col.append(txt + (f" ({n}/{n_all} seeds)" if n < n_all else ""))
-        out[m] = col
-    return pd.DataFrame(out)
+    return _paired_table(df, "/", _ratio_cell)
 
 
 def _outcome_table(runs: Mapping[str, RunResult]) -> pd.DataFrame:
