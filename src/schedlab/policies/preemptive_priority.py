@@ -102,9 +102,11 @@ class PriorityPolicy(Policy):
         Memory overrun: evict the running task of lowest priority, most recent start,
         until memory fits; sticky tasks only when nothing else is left.
     Complexity
-        Per tick with changes: O(P log P) for the queue sort (P queued tasks), O(G) numpy per
-        placement through eviction (G running groups), O(M + P) numpy per placement on a
-        free slot (the scan for the next task whose memory fits, which never moves back).
+        Per tick with changes: O(P) for the queue order (P queued tasks; a stable radix
+        sort on priority of the queue kept in first-arrival order, see _priority_order),
+        O(G) numpy per placement through eviction (G running groups), O(M + P) numpy per
+        placement on a free slot (the scan for the next task whose memory fits, which
+        never moves back).
     Departures from the spec
         The engine shares CPU continuously (exact Γ = min(C/N_r, C/N_c) between events)
         instead of recomputing rates once per second. A tick with no arrival or
