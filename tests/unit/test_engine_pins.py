@@ -4,6 +4,7 @@ Each expected value is derived by hand in the test's comment, not read off a run
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import schedlab
@@ -89,3 +90,17 @@ def test_memory_overrun_prefers_lower_priority_among_regular_work():
     res = schedlab.simulate(wl, machines((8, 4)), "fifo", until=1.5)
     killed = res.attempts[res.attempts.outcome == 3]
     assert set(killed.task) == {0}
+
+
+def test_invariant_checker_flags_a_child_of_a_parent_that_never_ended():
+    """Parent p runs 0-10, child c 10-11. If the records said p never ended (NaN), c's start
+    at 10 would be before p's end ("infinity"): the checker must say so, not let the NaN
+    slip through the comparison (NaN < x is False)."""
+    wl = (WorkloadBuilder().task("j", "p", dur=10, mem=0)
+          .task("j", "c", dur=1, mem=0, parents="p").frame())
+    res = schedlab.simulate(wl, machines((4, 1)), "fifo")
+    check_invariants(res)                       # the honest records pass
+    parent = int(res.sim.w.parent_idx[0])
+    res.sim.records.end_time[parent] = np.nan
+    with pytest.raises(AssertionError, match="started before a parent ended"):
+        check_invariants(res)

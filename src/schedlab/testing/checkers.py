@@ -46,7 +46,9 @@ def check_invariants(result: Any, *, drained: bool = True) -> None:
     if len(w.parent_idx):
         child = np.repeat(np.arange(w.n_tasks), np.diff(w.parent_ptr))
         parent_end = np.full(w.n_tasks, -np.inf)
-        np.maximum.at(parent_end, child, sim.records.end_time[w.parent_idx])
+        ended = sim.records.end_time[w.parent_idx]
+        # a parent that never ended (NaN) ends "at infinity": no child may have started
+        np.maximum.at(parent_end, child, np.where(np.isnan(ended), np.inf, ended))
         bad = ok & (a + _EPS < parent_end[t])
         assert not bad.any(), (f"task {w.task_ids[t[bad][0]]} of job {w.job_ids[w.job[t[bad][0]]]} "
                                "started before a parent ended")
