@@ -9,6 +9,7 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
+from schedlab.policies._drs import kernels
 from schedlab.policies._drs.baseline import stable_order
 from schedlab.policies._drs.common import (COLS, Book, FitScan, fits_one,
                                            sample_without_replacement)
@@ -16,7 +17,7 @@ from schedlab.policies.clr import ClrPolicy
 from schedlab.policies.natjam import NatjamPolicy
 from schedlab.policies.snb import SnbPolicy
 from schedlab.policies.srpt import SrptPolicy
-from schedlab.workload.drs_workloads import drs_cluster_2, drs_jobs
+from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
 class _RefNatjam(NatjamPolicy):
@@ -101,11 +102,36 @@ def test_skipping_tasks_that_fit_nowhere_changes_nothing(module, monkeypatch):
         return schedlab.simulate(drs_jobs(30, 10, rate=100, seed=4, size_scale=20),
                                  drs_cluster_2(8), module, seed=4).attempts
 
+    monkeypatch.setattr(kernels, "_loaded", [None])      # the Python loop, where FitScan is
     fast = run()
     monkeypatch.setattr(mod, "FitScan", _VisitEvery)
     slow = run()
     pd.testing.assert_frame_equal(fast, slow)
     assert (fast["outcome"] != 0).any()     # the cluster is overloaded: victims were taken
+
+
+@pytest.mark.parametrize("module", ["natjam", "clr"])
+@pytest.mark.parametrize("cluster, rate", [("ec2", 100.0), ("w1", 50.0), ("w1", 5.0)])
+def test_compiled_walk_matches_the_python_loop(module, cluster, rate, monkeypatch):
+    """The compiled placement walk (``_drs.kernels``) places, evicts and splits exactly as
+    the Python loop: the same attempts, row for row, on an overloaded EC2-like cluster
+    and on the 50 heterogeneous workers of W-DRS-1 (where it searches only workers with
+    a free processor), overloaded (50 jobs/s) and not (5 jobs/s)."""
+    assert kernels.load() is not None         # numba is a test dependency
+
+    def run():
+        spec = drs_cluster_2(8) if cluster == "ec2" else drs_cluster_1(50, seed=3)
+        return schedlab.simulate(drs_jobs(40, 15, rate=rate, seed=3, size_scale=37),
+                                 spec, module, seed=3,
+                                 config={"record_levels": False}).attempts
+
+    compiled = run()
+    monkeypatch.setattr(kernels, "_loaded", [None])
+    python = run()
+    pd.testing.assert_frame_equal(compiled, python)
+    assert len(compiled) >= 600
+    if cluster == "ec2":
+        assert (compiled["outcome"] != 0).any()       # victims were taken on both paths
 
 
 def _old_svc(policy, t, k):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
+from schedlab.policies._drs import kernels
 from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy, stable_order
 from schedlab.policies._drs.common import COLS, fits_one, least_loaded, FitScan
 from schedlab.policies._drs.common import dominates_any as _dominates
@@ -59,6 +60,10 @@ class ClrPolicy(BaselinePolicy):
         free = view.free()
         running = view.job_allocated[:, R_SLOTS].copy()
         order = pend[stable_order(running[w.job[pend]])]
+        if self._walk(view, order, free, actions, kernels.MODE_SPLIT,
+                      lambda t: self._split(view, t, running, free, actions), "clr",
+                      running=running):
+            return actions
         cap = self.cluster.capacity
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed

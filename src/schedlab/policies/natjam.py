@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
+from schedlab.policies._drs import kernels
 from schedlab.policies._drs.baseline import BaselineParams, BaselinePolicy, stable_order
 from schedlab.policies._drs.common import COLS, fits_one, least_loaded, FitScan
 from schedlab.policies._drs.common import dominates_any as _dominates
@@ -59,6 +60,10 @@ class NatjamPolicy(BaselinePolicy):
             return actions
         free = view.free()
         order = pend[stable_order(self.deadline_rank[w.job[pend]])]
+        if self._walk(view, order, free, actions, kernels.MODE_EVICT,
+                      lambda t: self._make_room(view, t, self.job_deadline[w.job[t]], free,
+                                                actions), "natjam"):
+            return actions
         cap = self.cluster.capacity
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed

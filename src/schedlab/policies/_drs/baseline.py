@@ -9,10 +9,13 @@ resumed attempt, so the resources held during the overhead count in the resource
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from schedlab.cluster.actions import Dequeue, Enqueue, Place, Preempt
-from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
+from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS
+from schedlab.policies._drs import kernels
 from schedlab.policies._drs.common import COLS, Book, fits_one
 from schedlab.policies.base import Policy, PolicyParams
 
@@ -51,6 +54,7 @@ class BaselinePolicy(Policy):
         dl = np.where(np.isnan(w.deadline), np.inf, w.deadline)
         np.minimum.at(self.job_deadline, w.job, dl)
         self.req3 = np.ascontiguousarray(w.request[:, COLS])    # cpu, mem, processors
+        self._min_slots = float(w.request[:, R_SLOTS].min()) if w.n_tasks else 0.0
 
     def _completions(self, view) -> set[int]:
         dirty: set[int] = set()
@@ -60,6 +64,11 @@ class BaselinePolicy(Policy):
 
     def _place(self, t: int, k: int, now: float, free: np.ndarray, actions: list,
                reason: str) -> None:
+        free[k] -= self.workload.request[t]
+        self._start(t, k, now, actions, reason)
+
+    def _start(self, t: int, k: int, now: float, actions: list, reason: str) -> None:
+        """Place one instance of ``t`` on ``k`` and book it (free capacity not touched)."""
         w = self.workload
         speed = self.cluster.speed[k]
         rem = self.remaining.get(t)
@@ -71,8 +80,52 @@ class BaselinePolicy(Policy):
                 del self.remaining[t]
             delay += self.overhead_fixed + self.overhead_fraction * float(w.duration[t]) / speed
         actions.append(Place(t, k, resumable=True, startup_delay=delay, reason=reason))
-        free[k] -= w.request[t]
         self.book.start(t, k, now + delay + work / speed)
+
+    def _walk(self, view, order: np.ndarray, free: np.ndarray, actions: list, mode: int,
+              act: Callable[[int], int], reason: str, running: np.ndarray | None = None,
+              ) -> bool:
+        """The placement walk over ``order`` in compiled code (:mod:`._drs.kernels`);
+        ``act(t)`` evicts or splits for a task that fits nowhere and returns the worker
+        it made room on (or -1: no more such attempts in this decision). False without
+        the compiled kernel (the caller then runs its Python loop)."""
+        kernel = kernels.load()
+        if kernel is None:
+            return False
+        w = self.workload
+        now = view.now
+        pending = view.pending
+        split = mode == kernels.MODE_SPLIT
+        started = self.job_started if split else np.zeros(1, bool)
+        running = running if split else np.zeros(1)
+        cap = self.cluster.capacity
+        cap_cpu, cap_mem = (np.ascontiguousarray(cap[:, r]) for r in (R_CPU, R_MEM))
+        placed = np.empty((max(int(pending[order].sum()), 1), 2), dtype=np.int64)
+        i = c = n = 0
+        can_act = True
+        while True:
+            start = n
+            n, i, c, status = kernel(order, pending, w.request, w.job, free, cap_cpu, cap_mem,
+                                     self._min_slots, i, c, can_act, mode, started, running,
+                                     placed, n)
+            for t, k in placed[start:n].tolist():
+                self._start(t, k, now, actions, reason)
+            if status == kernels.DONE:
+                return True
+            t = int(order[i])
+            k = act(t)
+            if k < 0:
+                can_act = False
+                i, c = i + 1, 0
+                continue
+            self._place(t, k, now, free, actions, reason)
+            if split:
+                j = int(w.job[t])
+                started[j] = True
+                running[j] += 1
+            c += 1
+            if c >= pending[t]:
+                i, c = i + 1, 0
 
     def _evict(self, view, groups, t: int, k: int, end: float, free: np.ndarray,
                actions: list, outcome: str, reason: str) -> bool:
