@@ -176,15 +176,13 @@ class ClusterView:
         s = self._state
         head = s.ready_head
         order = s.ready_order
-        pend = s.pending
         ended = s.ended
         inst = s.w.instances
         # skip the prefix of tasks that can never be pending again
         while head < s.n_ready and ended[order[head]] == inst[order[head]]:
             head += 1
         s.ready_head = head
-        window = order[head:s.n_ready]
-        return window[pend[window] > 0]
+        return order[np.flatnonzero(s.pending_by_rank[head:s.n_ready]) + head]
 
     def running_groups(self) -> RunningGroups:
         return RunningGroups(self._state)

@@ -117,6 +117,8 @@ class ActionApplier:
                 return Status.UNSCHEDULABLE, f"task {t} has {st.pending[t]} pending, not {n}"
             pend[t] = have - n
             st.pending_total -= n
+            if have == n:
+                st.pending_by_rank[st.ready_rank[t]] = False
             if t not in st.requeued and not st.reservations:
                 # the common case: fresh instances only, one group
                 fresh = st.fresh_next
@@ -150,12 +152,12 @@ class ActionApplier:
             return Status.UNSCHEDULABLE, f"task {t} has {st.pending[t]} pending, not {n}"
         st.pending[t] -= n
         st.pending_total -= n
+        if not st.pending[t]:
+            st.pending_by_rank[st.ready_rank[t]] = False
         ids: list[int] = []
         for lo, k in st.take_pending(t, n):
             ids.extend(range(lo, lo + k))
-        st.node_queue[m].append(QueueEntry(t, ids, st.now, a.opportunistic))
-        st.queue_length[m] += n
-        st.queued_total += n
+        st.add_to_node_queue(m, QueueEntry(t, ids, st.now, a.opportunistic))
         return _OK
 
     def _dequeue(self, a: Dequeue) -> tuple[Status, str]:
@@ -200,6 +202,8 @@ class ActionApplier:
             return Status.UNSCHEDULABLE, f"task {t} has {st.pending[t]} pending, not {n}"
         st.pending[t] -= n
         st.pending_total -= n
+        if not st.pending[t]:
+            st.pending_by_rank[st.ready_rank[t]] = False
         base = int(st.w.inst_offset[t])
         for lo, k in st.take_pending(t, n):
             self.records.attempts.append((t, lo, k, -1, np.nan, np.nan, st.now, OUT_DROPPED,

@@ -95,6 +95,8 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         self.reservations: dict[tuple[int, int], np.ndarray] = {}
         self.groups_on: list[set[int]] = [set() for _ in range(M)]
         self.node_queue: list[deque[QueueEntry]] = [deque() for _ in range(M)]
+        #: the entries of each task in each node queue, in queue order
+        self.node_queue_of_task: list[dict[int, list[QueueEntry]]] = [{} for _ in range(M)]
         self.queue_length = np.zeros(M, dtype=np.int64)
         self.groups = GroupTable(1024)
         #: Python mirror of each live group's record fields, read on the hot path instead
@@ -234,6 +236,7 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
             e = self.node_queue[m].popleft()
             self.return_to_pending(e.task, e.ids)
             self.queued_total -= len(e.ids)
+        self.node_queue_of_task[m].clear()
         self.queue_length[m] = 0
         for (mm, j) in [k for k in self.reservations if k[0] == m]:
             self.unreserve(mm, j)

@@ -17,7 +17,7 @@ from schedlab.workload.job import Workload
 __all__ = ["TaskQueues", "QueueEntry", "runs_of"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)      # identity: queues remove entries by ``is``
 class QueueEntry:
     task: int
     ids: list[int]
@@ -49,6 +49,9 @@ class TaskQueues:
         self.ready_rank = np.full(T, -1, dtype=np.int64)       # position in ready_order
         self.n_ready = 0
         self.ready_head = 0        # tasks before it can never be pending again (see view)
+        #: ``pending[ready_order[r]] > 0`` by readiness rank r, kept in step with ``pending``
+        #: (the view lists pending tasks with one scan of it, not a gather over all ranks)
+        self.pending_by_rank = np.zeros(max(T, 1), dtype=bool)
         self.attempts = np.zeros(workload.n_instances, dtype=np.int32)
         # Python mirrors for instances_ended, which runs once per finished group
         self._instances = workload.instances.tolist()
@@ -69,6 +72,7 @@ class TaskQueues:
         self.ready_time[t] = self.now
         self.ready_order[self.n_ready] = t
         self.ready_rank[t] = self.n_ready
+        self.pending_by_rank[self.n_ready] = n > 0
         self.n_ready += 1
         self.changes.arrivals.append(t)
 
@@ -98,6 +102,8 @@ class TaskQueues:
         lst.sort()
         self.pending[t] += len(local_ids)
         self.pending_total += len(local_ids)
+        if local_ids:
+            self.pending_by_rank[self.ready_rank[t]] = True
 
     def take_pending(self, t: int, count: int) -> list[tuple[int, int]]:
         """Take ``count`` pending instances of ``t``: requeued first. Returns (lo, n) runs."""
@@ -117,18 +123,25 @@ class TaskQueues:
             runs.append((lo, count))
         return runs
 
+    def add_to_node_queue(self, m: int, entry: QueueEntry) -> None:
+        self.node_queue[m].append(entry)
+        self.node_queue_of_task[m].setdefault(entry.task, []).append(entry)
+        n = len(entry.ids)
+        self.queue_length[m] += n
+        self.queued_total += n
+
     def take_from_node_queue(self, t: int, m: int, n: int) -> list[tuple[int, int, float]] | None:
         """Take ``n`` instances of ``t`` queued at ``m`` as (lo, n, enqueue_time) runs, or
         None if fewer are queued."""
-        q = self.node_queue[m]
-        have = sum(len(e.ids) for e in q if e.task == t)
-        if have < n:
+        entries = self.node_queue_of_task[m].get(t)
+        if entries is None or sum(len(e.ids) for e in entries) < n:
             return None
+        q = self.node_queue[m]
         out: list[tuple[int, int, float]] = []
         left = n
-        for e in list(q):
-            if e.task != t or not left:
-                continue
+        for e in list(entries):
+            if not left:
+                break
             k = min(left, len(e.ids))
             taken = e.ids[:k]
             del e.ids[:k]
@@ -136,6 +149,9 @@ class TaskQueues:
             out.extend((lo, c, e.enqueue_time) for lo, c in runs_of(sorted(taken)))
             if not e.ids:
                 q.remove(e)
+                entries.remove(e)
+        if not entries:
+            del self.node_queue_of_task[m][t]
         self.queue_length[m] -= n
         self.queued_total -= n
         return out
