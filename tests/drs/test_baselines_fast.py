@@ -179,6 +179,16 @@ class _RefSrpt(_Moves, SrptPolicy):
     def _queue_order(self, entries, k, now):
         return sorted(entries, key=lambda e: _old_svc(self, e[0], k))
 
+    def _migrate(self, free, now, actions, dirty):
+        b = self.book
+        for k in range(self.cluster.n_machines):
+            for t, at in list(b.queue[k]):
+                here = self._work(k, now)
+                k2 = self._pick(t, free, now)
+                if k2 != k and self._work(k2, now) < self.params.migration_ratio * here:
+                    self._move(t, at, k, k2, now, actions)
+                    dirty.add(k2)
+
     def _shortest_queued(self, k, now):
         return min(self.book.queue[k], key=lambda e: _old_svc(self, e[0], k))[0]
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from schedlab.cluster.actions import Enqueue
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
-from schedlab.policies._drs.common import fits_one, sample_without_replacement
+from schedlab.policies._drs.common import fits_one, sample_pair, sample_without_replacement
 from schedlab.policies.registry import register
 
 __all__ = ["SrptPolicy"]
@@ -72,6 +72,47 @@ class SrptPolicy(QueuePolicy):
         works = [self._work(k, now) for k in cand]
         return cand[works.index(min(works))]     # the first of equal minima, as np.argmin
 
+    def _migrate(self, free, now, actions, dirty):
+        """Every queued task, worker by worker in queue order, draws its sample and moves
+        when the best sampled worker's work is below ``migration_ratio`` of its own.
+
+        The loop of :meth:`_pick` and :meth:`_work` unrolled (this runs for every queued
+        task each second): no task starts or stops meanwhile, so the running part of each
+        worker's work is summed once; the queued part is re-read after each move. Same
+        draws, same comparisons, same moves (``tests/drs/test_baselines_fast.py``).
+        """
+        b = self.book
+        M = self.cluster.n_machines
+        ratio = self.params.migration_ratio
+        slots = self._slots
+        work = [self._work(k, now) for k in range(M)]     # (also caches the running part)
+        size = self.params.samples
+        bits = self.rng.bit_generator.ctypes
+        draw, state = bits.next_uint32, bits.state
+        eligible = self._eligible_list
+        for k in range(M):
+            q = b.queue[k]
+            if not q:
+                continue
+            for t, at in list(q):
+                here = work[k]
+                ks = eligible.get(t)
+                if ks is None:
+                    ks = eligible[t] = self._eligible(t).tolist()
+                if size == 2 and 2 <= len(ks) <= 10000:
+                    c1, c2 = sample_pair(draw, state, ks)
+                    k2, w2 = (c2, work[c2]) if work[c2] < work[c1] else (c1, work[c1])
+                else:
+                    cand = sample_without_replacement(self.rng, ks, min(size, len(ks)))
+                    works = [work[c] for c in cand]
+                    w2 = min(works)
+                    k2 = cand[works.index(w2)]
+                if k2 != k and w2 < ratio * here:
+                    self._move(t, at, k, k2, now, actions)
+                    dirty.add(k2)
+                    for m in (k, k2):
+                        work[m] = (b.queued_service[m] + self._run_work[m]) / slots[m]
+
     def _key(self, t, k, now):
         return self._svc(t, k)
 
@@ -89,13 +130,7 @@ class SrptPolicy(QueuePolicy):
         w = self.workload
         b = self.book
         if "migrate" in view.trigger.timers:
-            for k in range(self.cluster.n_machines):
-                for t, at in list(b.queue[k]):
-                    here = self._work(k, now)
-                    k2 = self._pick(t, free, now)
-                    if k2 != k and self._work(k2, now) < self.params.migration_ratio * here:
-                        self._move(t, at, k, k2, now, actions)
-                        dirty.add(k2)
+            self._migrate(free, now, actions, dirty)
         # preemption: the shortest queued task displaces the longest running one
         for k in sorted(dirty):
             if not b.queue[k]:

@@ -204,6 +204,8 @@ class QueuePolicy(BaselinePolicy):
                                      reason=self.name))
                 free[k] -= w.request[t]
                 self.book.start(t, k, view.now + delay + work / self.cluster.speed[k])
+                if not fits_one(fk, self._min_req):
+                    return      # nothing else in the queue can fit now
 
     def _svc(self, t: int, k: int) -> float:
         rem = self.remaining.get(t)

@@ -14,7 +14,7 @@ from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
 __all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "least_loaded",
-           "sample_without_replacement", "Book"]
+           "sample_without_replacement", "sample_pair", "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
 COLS = np.array([R_CPU, R_MEM, R_SLOTS])
@@ -116,6 +116,8 @@ def sample_without_replacement(rng: np.random.Generator, items: list, size: int)
         return rng.choice(np.asarray(items), size, replace=False).tolist()
     bits = rng.bit_generator.ctypes
     draw, state = bits.next_uint32, bits.state
+    if size == 2:
+        return list(sample_pair(draw, state, items))
 
     def upto(r: int) -> int:        # uniform on 0..r
         if r == 0:
@@ -138,6 +140,38 @@ def sample_without_replacement(rng: np.random.Generator, items: list, size: int)
         j = upto(i)
         idx[i], idx[j] = idx[j], idx[i]
     return [items[i] for i in idx]
+
+
+def sample_pair(draw, state, items: list) -> tuple:
+    """:func:`sample_without_replacement` of two of ``items`` (2 to 10,000 of them), with
+    the bit generator's ``ctypes`` ``next_uint32`` and ``state`` bound once by the caller
+    (SRPT draws one pair per queued task every second): Floyd's two steps and the
+    shuffle's one, unrolled."""
+    mask = 0xFFFFFFFF
+    n = len(items)
+    r = n - 2
+    if r == 0:
+        a = 0
+    else:
+        span = r + 1
+        m = draw(state) * span
+        if m & mask < span:
+            floor = (mask - r) % span
+            while m & mask < floor:
+                m = draw(state) * span
+        a = m >> 32
+    m = draw(state) * n                 # r = n - 1 >= 1
+    if m & mask < n:
+        floor = (mask - n + 1) % n
+        while m & mask < floor:
+            m = draw(state) * n
+    b = m >> 32
+    if b == a:
+        b = n - 1
+    m = draw(state) * 2                 # the shuffle: uniform on 0..1
+    if m >> 32 == 0:                    # (the rejection floor for a span of 2 is 0)
+        a, b = b, a
+    return items[a], items[b]
 
 
 class Book:
