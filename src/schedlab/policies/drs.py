@@ -31,8 +31,8 @@ Decision
     :class:`SolverPlanRejected` warning; such a plan is never used).
 Complexity
     O(K) per ready task for K candidate workers: plain Python over the scheduler's few
-    workers (stage 1) and the domain (stage 2), numpy over the domain when the task must
-    queue (stage 3, plus O(h K) for the predictor). Decisions with nothing to start or
+    workers (stage 1), the domain (stage 2) and, when the task must queue, the full rule
+    over the domain (stage 3, plus O(h K) for the predictor). Decisions with nothing to start or
     place return before reading the view's free capacity. MILP batches are bounded by
     ``milp_max_tasks`` and ``milp_time_limit``.
 Departures from the spec
@@ -57,10 +57,8 @@ from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS
 from schedlab.policies._drs.common import COLS, Book, fits
 from schedlab.policies._drs.dag import ancestor_sets, remaining_critical_path
 from schedlab.policies._drs.gossip import GossipNet, route_job
-from schedlab.policies._drs.greedy import pack_score, select
 from schedlab.policies._drs.ilp import Instance, solve_ilp
-from schedlab.policies._drs.predictor import (WaitHistory, mutual_reinforcement,
-                                              queue_len_only, queued_work_level)
+from schedlab.policies._drs.predictor import WaitHistory
 from schedlab.policies.base import Policy, PolicyParams
 
 
@@ -190,6 +188,7 @@ class DrsPolicy(Policy):
         self._speed_l = np.asarray(cluster.speed, dtype=float).tolist()
         self._capc_l = cluster.capacity[:, R_CPU].tolist()
         self._capm_l = cluster.capacity[:, R_MEM].tolist()
+        self._slots_l = cluster.capacity[:, R_SLOTS].tolist()
         self._own_l = [[int(k) for k in ws] for ws in L.workers]
         self._dom_l = [[int(k) for k in ws] for ws in L.domain_workers]
         self.book = Book(M)
@@ -230,14 +229,14 @@ class DrsPolicy(Policy):
         known = self.gossip.load[int(L.domain[nearest])]
         return route_job(user, L.points, cand, known, L.domain)
 
-    def _siblings(self, t: int, ks: np.ndarray, starts_now: np.ndarray) -> np.ndarray:
+    def _siblings(self, t: int, ks: list[int], starts_now: list[bool]) -> list[int]:
         """Independent tasks of t's job queued at each worker (and running there, when t
         would have to wait: it would then start after them, serialized)."""
         job, pos, anc = self._job_l, self._pos_l, self.anc
         j = job[t]
         at, pt = anc[t], pos[t]
-        out = np.zeros(len(ks))
-        for n, (k, now_) in enumerate(zip(ks.tolist(), starts_now.tolist())):
+        out = [0] * len(ks)
+        for n, (k, now_) in enumerate(zip(ks, starts_now)):
             others = list(self.queued_by_job[k].get(j, ()))
             if not now_:
                 others += [u for u in self.book.running[k] if job[u] == j]
@@ -245,20 +244,6 @@ class DrsPolicy(Policy):
                 if not (at >> pos[u]) & 1 and not (anc[u] >> pt) & 1:
                     out[n] += 1
         return out
-
-    def _predict(self, ks: np.ndarray, starts_now: np.ndarray, now: float):
-        b = self.book
-        speed = self.cluster.speed[ks]
-        slots = self.cluster.capacity[ks, R_SLOTS]
-        minrem = np.where(starts_now, 0.0, b.min_remaining_of(ks, now))
-        L = queued_work_level(b.queued_service[ks], minrem, slots, starts_now)
-        p = self.params
-        T, _, _ = mutual_reinforcement(self.history.T0(ks, L), L, gamma=p.gamma, theta=p.theta,
-                                       h=p.h, eps=p.eps)
-        mean_size = self.size_sum / self.size_n if self.size_n else float(
-            np.mean(self.workload.duration))
-        Q = queue_len_only(b.queued_count[ks], slots, mean_size / speed, starts_now)
-        return np.where(starts_now, 0.0, T), Q
 
     # ------------------------------------------------------------------ dispatch
     def _quick(self, t: int, ks: list[int], free: np.ndarray, now: float):
@@ -311,19 +296,69 @@ class DrsPolicy(Policy):
         ks = dom[(cap[dom][:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1)]
         if not len(ks):
             ks = np.flatnonzero((cap[:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1))
-        starts_now = fits(free[ks], req) & (self.book.queued_count[ks] == 0)
-        Wmr, Wql = self._predict(ks, starts_now, now)
-        Wact = Wmr if self.params.predictor == "mr" else Wql
-        svc = w.duration[t] / self.cluster.speed[ks]
-        finish = now + self.params.latency + Wact + svc
-        cost = self.rate[t] * svc
-        infeasible = finish + self.cp_rest[t] > self.job_deadline[w.job[t]] + 1e-9
-        capk = cap[ks][:, [R_CPU, R_MEM]]
-        used = capk - free[ks][:, [R_CPU, R_MEM]]
-        pack = pack_score(req[[R_CPU, R_MEM]], capk, used)
-        sib = self._siblings(t, ks, starts_now)
-        n = select(infeasible, sib, cost, finish, pack)
-        return int(ks[n]), bool(starts_now[n]), float(Wact[n]), float(Wmr[n]), float(Wql[n])
+        return self._full_rule(t, ks.tolist(), free, now)
+
+    def _full_rule(self, t: int, ks: list[int], free: np.ndarray, now: float):
+        """Stage 3: the lexicographic rule over workers ``ks`` with Algorithm 3's predicted
+        waits; returns (worker, starts now, W_active, W_mr, W_ql).
+
+        Plain Python over the domain's few dozen workers, with numpy's operations in
+        numpy's order (Algorithm 3 iterates the whole vector and stops on its largest
+        change; ``np.round(cost, 12)`` is ``rint(cost * 1e12) / 1e12``), so the choice
+        is the one the vectorised rule makes (``tests/drs/test_policies.py`` compares them).
+        """
+        p = self.params
+        b = self.book
+        rc, rm, rs = self._req3[t]
+        qc, qs, min_end = b.queued_count.tolist(), b.queued_service.tolist(), b.min_end.tolist()
+        seen, past = self.history.seen.tolist(), self.history.value.tolist()
+        speed, slots = self._speed_l, self._slots_l
+        mean_size = self.size_sum / self.size_n if self.size_n else float(
+            np.mean(self.workload.duration))
+        eps = FIT_TOLERANCE
+        now_ok, L, Q = [], [], []
+        for k in ks:
+            ok = (free.item(k, R_CPU) + eps >= rc and free.item(k, R_MEM) + eps >= rm
+                  and free.item(k, R_SLOTS) + eps >= rs and qc[k] == 0)
+            now_ok.append(ok)
+            if ok:
+                L.append(0.0)
+                Q.append(0.0)
+            else:
+                e = min_end[k]
+                rest = max(e - now, 0.0) if e < math.inf else 0.0
+                L.append((qs[k] + rest) / max(slots[k], 1.0))
+                Q.append(qc[k] * (mean_size / speed[k]))
+        # Algorithm 3 with L fully labelled (mutual_reinforcement): T <- g T + (1 - g) L
+        T = [past[k] if seen[k] else lk for k, lk in zip(ks, L)]
+        g = p.gamma
+        for _ in range(p.h):
+            new = [g * x + (1.0 - g) * lk for x, lk in zip(T, L)]
+            change = max(abs(y - x) / max(abs(x), 1e-12) for x, y in zip(T, new))
+            T = new
+            if change < p.eps:
+                break
+        Wmr = [0.0 if ok else x for ok, x in zip(now_ok, T)]
+        Wact = Wmr if p.predictor == "mr" else Q
+        dur, rate = self._dur_l[t], self._rate_l[t]
+        start = now + p.latency
+        cp, dl = self._cp_l[t], self._dl_l[t] + 1e-9
+        capc, capm = self._capc_l, self._capm_l
+        sib = self._siblings(t, ks, now_ok)
+        best, best_n = None, 0
+        for n, k in enumerate(ks):
+            svc = dur / speed[k]
+            finish = start + Wact[n] + svc
+            cost = rate * svc
+            cc, cm = capc[k], capm[k]
+            pack = ((rc / cc) * ((cc - (cc - free.item(k, R_CPU))) / cc) if cc > 0 else 0.0) + \
+                ((rm / cm) * ((cm - (cm - free.item(k, R_MEM))) / cm) if cm > 0 else 0.0)
+            key = (finish + cp > dl, sib[n] > 0, float(round(cost * 1e12)) / 1e12, finish,
+                   -pack)
+            if best is None or key < best:
+                best, best_n = key, n
+        n = best_n
+        return ks[n], now_ok[n], Wact[n], Wmr[n], Q[n]
 
     def _commit(self, t: int, k: int, now_start: bool, now: float, free: np.ndarray,
                 preds: tuple[float, float, float], actions: list) -> None:
