@@ -68,6 +68,10 @@ class SrptPolicy(QueuePolicy):
         ks = self._eligible_list.get(t)
         if ks is None:
             ks = self._eligible_list[t] = self._eligible(t).tolist()
+        if self.params.samples == 2 and 2 <= len(ks) <= 10000:
+            bits = self.rng.bit_generator.ctypes
+            c1, c2 = sample_pair(bits.next_uint32, bits.state, ks)
+            return c2 if self._work(c2, now) < self._work(c1, now) else c1
         cand = sample_without_replacement(self.rng, ks, min(self.params.samples, len(ks)))
         works = [self._work(k, now) for k in cand]
         return cand[works.index(min(works))]     # the first of equal minima, as np.argmin

@@ -159,6 +159,12 @@ class QueuePolicy(BaselinePolicy):
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self._eligible_cache: dict[int, np.ndarray] = {}
+        # most tasks fit every worker: they share one array (no per-task numpy test)
+        smallest = cluster.capacity[:, COLS].min(axis=0) if cluster.n_machines else None
+        self._fits_everywhere = (
+            (smallest + FIT_TOLERANCE >= workload.request[:, COLS]).all(axis=1)
+            if smallest is not None else np.zeros(workload.n_tasks, bool)).tolist()
+        self._all_workers = np.arange(cluster.n_machines)
         # plain floats for the per-entry queue keys (the same values as the arrays)
         self._dur: list[float] = workload.duration.tolist()
         self._speed: list[float] = cluster.speed.tolist()
@@ -225,6 +231,8 @@ class QueuePolicy(BaselinePolicy):
     def _eligible(self, t: int) -> np.ndarray:
         """Workers that can ever hold ``t`` (static, cached per task)."""
         ks = self._eligible_cache.get(t)
+        if ks is None and self._fits_everywhere[t]:
+            ks = self._eligible_cache[t] = self._all_workers
         if ks is None:
             cap = self.cluster.capacity
             ks = np.flatnonzero((cap[:, COLS] + FIT_TOLERANCE >= self.workload.request[t, COLS])
