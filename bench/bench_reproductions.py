@@ -23,6 +23,8 @@ metrics and a digest (SHA-1 of the attempt records and of the per-job times, rou
 1 µs), so the two commits can be checked to do the same work; and the totals at the end.
 
     python bench/bench_reproductions.py --paper hybrid|dress|rose|drs|all [--list] [--only N]
+        [--csv FILE] [--profile]
+    python bench/bench_reproductions.py --summarize DIR
 
 Side by side (the figures in docs/background/performance.md): copy this file out of the
 tree and run it alternately with each checkout's interpreter under ``/usr/bin/time -v``.
@@ -285,15 +287,20 @@ def rose_runs() -> list[Run]:
             ("ROSE-theta_cpu=0.9", "rose", {"theta_launch": (0.9, 0.8, 0.8, 0.8),
                                             "theta_adm": (0.92, 0.85, 0.85, 0.85),
                                             "theta_kill": (0.97, 0.92, 0.95, 0.95)})]
-    runs = [Run("rose", f"W-ROSE-1/{lab}", w1, pid, _items(p), s0) for lab, pid, p in rows]
-    runs += [Run("rose", f"W-ROSE-1-disk/{lab}", ("W-ROSE-1", s0, "disk"), pid, _items(p), s0)
+    def old(pid: str, p: dict[str, Any]) -> tuple:
+        # b70c807's default rho_max (0.5) pinned: 58f0056 (ROSE v2, spec §7.4) made it 1.0
+        speculative = pid != "yarn-centralized"
+        return _items({"rho_max": 0.5, **p} if speculative else p)
+
+    runs = [Run("rose", f"W-ROSE-1/{lab}", w1, pid, old(pid, p), s0) for lab, pid, p in rows]
+    runs += [Run("rose", f"W-ROSE-1-disk/{lab}", ("W-ROSE-1", s0, "disk"), pid, old(pid, p), s0)
              for lab, pid, p in [("B1", "yarn-opportunistic", {}), ("B2", "sparrow", b2),
                                  ("ROSE", "rose", {})]]
-    runs += [Run("rose", f"W-ROSE-1-google/{lab}", ("W-ROSE-1", s0, "google"), pid, (), s0)
-             for lab, pid in [("B0", "yarn-centralized"), ("ROSE", "rose")]]
+    runs += [Run("rose", f"W-ROSE-1-google/{lab}", ("W-ROSE-1", s0, "google"), pid,
+                 old(pid, {}), s0) for lab, pid in [("B0", "yarn-centralized"), ("ROSE", "rose")]]
     runs += [Run("rose", f"W-ROSE-2/B1-mQL{q}", ("W-ROSE-2", s0), "yarn-opportunistic",
-                 _items({"mQL": q}), s0) for q in (5, 10, 20)]
-    runs.append(Run("rose", "W-ROSE-2/ROSE", ("W-ROSE-2", s0), "rose", (), s0))
+                 old("yarn-opportunistic", {"mQL": q}), s0) for q in (5, 10, 20)]
+    runs.append(Run("rose", "W-ROSE-2/ROSE", ("W-ROSE-2", s0), "rose", old("rose", {}), s0))
     return runs
 
 
@@ -369,8 +376,100 @@ def digest(res: Any) -> dict[str, Any]:
     return out
 
 
+# --------------------------------------------------------------------------- side by side
+def _time_v(path: str) -> dict[str, float]:
+    """User+sys CPU seconds and wall seconds from a ``/usr/bin/time -v`` report."""
+    out: dict[str, float] = {}
+    for line in open(path):
+        key, _, value = line.strip().rpartition(": ")
+        if key in ("User time (seconds)", "System time (seconds)"):
+            out["cpu"] = out.get("cpu", 0.0) + float(value)
+        elif key.startswith("Elapsed (wall clock) time"):
+            parts = [float(x) for x in value.split(":")]
+            out["wall"] = sum(x * 60 ** i for i, x in enumerate(reversed(parts)))
+    return out
+
+
+def summarize(folder: str) -> pd.DataFrame:
+    """Ratios new/old per paper from ``<paper>.<old|new>.<i>.time`` (pair i: the old run,
+    then the new one) and the digests of ``<paper>.<side>.<i>.csv`` compared run by run."""
+    from pathlib import Path
+    rows = []
+    for path in sorted(Path(folder).glob("*.old.*.time")):
+        paper, _, i, _ = path.name.split(".")
+        new = path.with_name(f"{paper}.new.{i}.time")
+        if not new.exists():
+            continue
+        o, n = _time_v(str(path)), _time_v(str(new))
+        if "cpu" not in o or "cpu" not in n:       # a run still going
+            continue
+        rows.append({"paper": paper, "pair": int(i), "old_cpu": o["cpu"], "new_cpu": n["cpu"],
+                     "cpu_ratio": n["cpu"] / o["cpu"], "old_wall": o["wall"],
+                     "new_wall": n["wall"], "wall_ratio": n["wall"] / o["wall"]})
+    pairs = pd.DataFrame(rows)
+    if pairs.empty:
+        print(f"no finished pair in {folder}")
+        return pairs
+    table = []
+    for paper, g in pairs.groupby("paper", sort=False):
+        r = g["cpu_ratio"]
+        table.append({"paper": paper, "pairs": len(g), "old_cpu_s": g["old_cpu"].median(),
+                      "new_cpu_s": g["new_cpu"].median(), "ratio_median": r.median(),
+                      "ratio_min": r.min(), "ratio_max": r.max(),
+                      "wall_ratio_median": g["wall_ratio"].median(),
+                      "meets_0.60": bool(r.median() <= 0.60)})
+        old_csv = Path(folder) / f"{paper}.old.1.csv"
+        new_csv = Path(folder) / f"{paper}.new.1.csv"
+        if old_csv.exists() and new_csv.exists():
+            a, b = pd.read_csv(old_csv), pd.read_csv(new_csv)
+            same = ((a["attempts_sha"] == b["attempts_sha"]) & (a["jobs_sha"] == b["jobs_sha"]))
+            table[-1]["identical_runs"] = f"{int(same.sum())}/{len(a)}"
+            for run in a.loc[~same, "run"]:
+                print(f"{paper}: digest differs: {run}")
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(pairs.round(3).to_string(index=False))
+        print()
+        print(pd.DataFrame(table).round(3).to_string(index=False))
+    return pd.DataFrame(table)
+
+
+# --------------------------------------------------------------------------- profile
+def _area(filename: str) -> str:
+    path = filename.replace(os.sep, "/")
+    if "/schedlab/" not in path:
+        return "other"
+    part = path.split("/schedlab/", 1)[1]
+    return part.split("/", 1)[0] if "/" in part else part
+
+
+def profile_split(prof: Any, top: int = 12) -> dict[str, float]:
+    """Seconds of one profiled ``simulate`` call: the policy (every call the engine makes
+    into ``schedlab/policies``, with what it calls, the view included), of that the
+    view/state reads (``schedlab/cluster``), the summary (``schedlab/metrics`` called from
+    ``run.py``) and the engine (the rest)."""
+    import pstats
+    st = pstats.Stats(prof)
+    total = max(ct for (_f, _l, name), (_cc, _nc, _tt, ct, _c) in st.stats.items()
+                if name == "simulate")
+    split = {"total": total, "policy": 0.0, "policy->cluster": 0.0, "summary": 0.0}
+    for (fn, _l, _name), (_cc, _nc, _tt, _ct, callers) in st.stats.items():
+        callee = _area(fn)
+        for (cfn, _cl, _cname), edge in callers.items():
+            caller = _area(cfn)
+            if callee == "policies" and caller in ("engine", "cluster", "run.py"):
+                split["policy"] += edge[3]
+            elif callee == "cluster" and caller == "policies":
+                split["policy->cluster"] += edge[3]
+            elif callee == "metrics" and caller == "run.py":
+                split["summary"] += edge[3]
+    split["engine"] = total - split["policy"] - split["summary"]
+    print("  profile: " + ", ".join(f"{k} {v:.2f} s" for k, v in split.items()))
+    st.sort_stats("tottime").print_stats(top)
+    return split
+
+
 # --------------------------------------------------------------------------- main
-def run_all(runs: list[Run]) -> pd.DataFrame:
+def run_all(runs: list[Run], profile: bool = False) -> pd.DataFrame:
     import schedlab
     cache: dict[tuple, tuple[Any, Any]] = {}
     rows = []
@@ -381,8 +480,15 @@ def run_all(runs: list[Run]) -> pd.DataFrame:
             cache[r.workload] = WORKLOADS[r.workload[0]](*r.workload[1:])
         wl, cluster = cache[r.workload]
         c1 = time.process_time()
+        prof = None
+        if profile:
+            import cProfile
+            prof = cProfile.Profile()
+            prof.enable()
         res = schedlab.simulate(wl, cluster, make(r.policy, dict(r.params)), seed=r.seed,
                                 config=dict(r.config) or None)
+        if prof is not None:
+            prof.disable()
         d = digest(res)
         c2 = time.process_time()
         row = {"paper": r.paper, "run": r.label, "build_cpu_s": c1 - c0, "sim_cpu_s": c2 - c1,
@@ -393,17 +499,30 @@ def run_all(runs: list[Run]) -> pd.DataFrame:
               f"  makespan {mk if mk is None else f'{mk:.3f}'}  attempts {d['attempts']}"
               f"  ev {d['evictions']} pre {d['preemptions']} kills {d['kills']}"
               f"  digest {d['attempts_sha']}/{d['jobs_sha']}", flush=True)
+        if prof is not None:
+            row.update({f"profile_{k}": v for k, v in profile_split(prof).items()})
     return pd.DataFrame(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--paper", required=True, choices=[*SUBSETS, "all"])
+    ap.add_argument("--paper", choices=[*SUBSETS, "all"])
+    ap.add_argument("--summarize", metavar="DIR",
+                    help="print the new/old ratios and digest differences of a side-by-side "
+                         "folder (see the module docstring) and exit")
     ap.add_argument("--list", action="store_true", help="list the runs and exit")
     ap.add_argument("--only", type=int, action="append",
                     help="run only this index of the paper's list (repeatable)")
     ap.add_argument("--csv", help="also write the per-run rows to this CSV")
+    ap.add_argument("--profile", action="store_true",
+                    help="profile each simulation with cProfile: engine/policy split, top "
+                         "functions (slows the run down)")
     args = ap.parse_args(argv)
+    if args.summarize:
+        summarize(args.summarize)
+        return 0
+    if not args.paper:
+        ap.error("--paper is required")
     papers = list(SUBSETS) if args.paper == "all" else [args.paper]
     runs = [r for p in papers for r in SUBSETS[p]()]
     if args.only:
@@ -417,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"schedlab {getattr(schedlab, '__version__', '?')} from "
           f"{os.path.dirname(schedlab.__file__)}", flush=True)
     t0, c0 = time.perf_counter(), time.process_time()
-    df = run_all(runs)
+    df = run_all(runs, profile=args.profile)
     if args.csv:
         df.to_csv(args.csv, index=False)
     for p, g in df.groupby("paper", sort=False):
