@@ -453,7 +453,7 @@ def _area(filename: str) -> str:
 
 
 def profile_split(prof: Any, top: int = 12) -> dict[str, float]:
-    """Seconds of one profiled ``simulate`` call: the policy (every call the engine makes
+    """CPU seconds of one profiled ``simulate`` call: the policy (every call the engine makes
     into ``schedlab/policies``, with what it calls, the view included), of that the
     view/state reads (``schedlab/cluster``), the summary (``schedlab/metrics`` called from
     ``run.py``) and the engine (the rest)."""
@@ -493,7 +493,7 @@ def run_all(runs: list[Run], profile: bool = False) -> pd.DataFrame:
         prof = None
         if profile:
             import cProfile
-            prof = cProfile.Profile()
+            prof = cProfile.Profile(time.process_time)     # CPU: the machine may be shared
             prof.enable()
         res = schedlab.simulate(wl, cluster, make(r.policy, dict(r.params)), seed=r.seed,
                                 config=dict(r.config) or None)
