@@ -12,17 +12,21 @@ policies, parameters, seeds and engine configuration as b70c807's
 (``schedlab.simulate``, ``make_policy``, the workload builders, the DRESS policy classes),
 so the same file runs unchanged in a checkout of either commit.
 
-The subset of each paper (about 30-90 CPU-s at b70c807's speed): every policy and every
-workload kind the old reproduction ran, on its first seed, with the runs of the heaviest
-workloads thinned where one run of each policy would exceed that budget (see ``SUBSETS``;
-``--list`` prints the runs). Runs not replayed repeat a replayed run with another seed or
-a parameter that does not change the code path (sweep points, sensitivity rows).
+The subset of each paper (30-130 CPU-s at b70c807's speed; each function's docstring in
+``SUBSETS`` says what it keeps; ``--list`` prints the runs): every policy and every
+workload kind the old reproduction ran. The cheap papers keep every simulation of their
+first seed (DRESS: of all five seeds); HYBRID, whose runs cost 17-70 CPU-s each, keeps its
+three policies on W-HYB-1 and HYBRID on the Google excerpt (``--paper hybrid-google``
+adds the other two Google runs). Runs left out repeat a kept run with another seed or
+another value of a parameter (sweep points, sensitivity rows), or are not simulations
+(DRS's ILP gaps) or are the solver's time (DRS's MILP-in-policy runs).
 
 For every run it prints the CPU seconds to build the workload and to simulate, a few key
 metrics and a digest (SHA-1 of the attempt records and of the per-job times, rounded to
 1 µs), so the two commits can be checked to do the same work; and the totals at the end.
 
-    python bench/bench_reproductions.py --paper hybrid|dress|rose|drs|all [--list] [--only N]
+    python bench/bench_reproductions.py --paper hybrid|dress|rose|drs|all|hybrid-google
+        [--list] [--only N]
         [--csv FILE] [--profile]
     python bench/bench_reproductions.py --summarize DIR
 
