@@ -414,3 +414,133 @@ def test_pri_k_drops_a_task_on_its_kth_eviction():
                             params={"unit_time": 0.0, "k": 1})
     assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 0.0, 10.0, "completed"),
                               ("L2", 0, 0.0, 1.0, "preempted")]
+
+
+# --- Found by the sampled mutation run (scripts/mutation_sample.py, seed 20) -----------------
+
+def test_rejections_are_counted_by_action_and_status_and_drops_by_instance():
+    """The QueueScript run above: D is dropped once (1 instance); the 4 refused actions are
+    counted under "<action>:<status>": Enqueue (none pending), Dequeue (none queued) and
+    Drop (none pending) as unschedulable, the Enqueue on machine 7 as infeasible."""
+    wl = (WorkloadBuilder().task("A", "t", cpu=2, dur=10).task("B", "t", cpu=1, dur=5, n=2)
+          .task("C", "t", cpu=1, dur=1).task("D", "t", cpu=1, dur=1).frame())
+    pol = QueueScript()
+    pol.queues_seen = []
+    res = schedlab.simulate(wl, machines((2, 100)), pol)
+    assert res.summary["instances_dropped"] == 1
+    u, i = Status.UNSCHEDULABLE.value, Status.INFEASIBLE.value
+    assert res.sim.records.rejection_counts == {f"Enqueue:{u}": 1, f"Dequeue:{u}": 1,
+                                                f"Drop:{u}": 1, f"Enqueue:{i}": 1}
+
+
+def test_heartbeats_recur_on_their_own_machine():
+    """Heartbeat mode, period 3 s, two 1-cpu machines: machine m heartbeats at
+    3 (m + 1) / 2 and then every 3 s, so m0 at 1.5, 4.5, 7.5 and m1 at 3, 6, 9. L (100 s)
+    arrives at 0 and takes m0 at 1.5. X arrives at 3.5: m0's heartbeat at 4.5 finds it
+    full, m1's at 6 places X, which runs 6-7. (If m1's later heartbeats were taken as m0's,
+    X would never start on m1.)"""
+    wl = WorkloadBuilder().task("L", "t", dur=100).task("X", "t", at=3.5, dur=1).frame()
+    res = schedlab.simulate(wl, machines((1, 4), (1, 4)), "fifo", config={"heartbeat_interval": 3.0})
+    s = _starts(res)
+    assert s[("L", "t")] == [1.5] and s[("X", "t")] == [6.0]
+    w = res.sim.w
+    assert res.attempts.set_index("task")["machine"].to_dict() == {_index(w, "L", "t"): 0,
+                                                                   _index(w, "X", "t"): 1}
+
+
+class PromoteAtTwo(OppByName):
+    """OppByName; places R (regular) only from t = 1, and at t = 2 promotes O1's group."""
+
+    name = "test-promote-at-2"
+
+    def timers(self):
+        return {"promote": 1.0}
+
+    def decide(self, view):
+        w = self.workload
+        acts = [a for a in super().decide(view)
+                if view.now >= 1.0 or w.job_ids[w.job[a.task]] != "R"]
+        if view.now == 2.0 and "promote" in view.trigger.timers:
+            g = view.running_groups()
+            o1 = int(np.flatnonzero(g.task == _index(w, "O1", "t"))[0])
+            acts.append(Promote(int(g.gid[o1])))
+        return acts
+
+
+def test_a_promoted_group_leaves_no_live_entry_on_the_opportunistic_clock():
+    """2 cpu. OP (opportunistic, uses 1 cpu, 5 s) and O1 (opportunistic, 1 cpu, 6 s) run at
+    full speed from 0; R (regular, 1 cpu, 20 s) from 1 leaves them 1 cpu: rate 1/2. At 2,
+    O1 (1.5 s done) is promoted: regular work uses both cpus, OP stops; O1 ends at
+    2 + 4.5 = 6.5. OP (1.5 s done) resumes at full speed: 3.5 s more, ending at 10. R ends
+    at 21. O1's old entry on the opportunistic clock (finish at virtual 6, behind OP's 5)
+    must stay stale after O1 ends, or it "finishes" a group that is gone."""
+    wl = (WorkloadBuilder().task("OP", "t", cpu=1, mem=1, dur=5, cpu_used=1.0, mem_used=1.0)
+          .task("O1", "t", cpu=1, mem=1, dur=6, cpu_used=1.0, mem_used=1.0)
+          .task("R", "t", cpu=1, mem=1, dur=20, cpu_used=1.0, mem_used=1.0).frame())
+    res = schedlab.simulate(wl, machines((2, 100)), PromoteAtTwo())
+    assert _ends(res) == pytest.approx({"OP": 10.0, "O1": 6.5, "R": 21.0})
+    assert (res.tasks["outcome"].astype(str) == "completed").all()
+
+
+def test_pri_evicts_without_memory_tracking_too():
+    """memory_aware=False (the paper's memory-blind slots): the same schedule as with it,
+    since no task here uses memory: L2, the most recent of the lowest class, is evicted for
+    H at 1 and restarts at 6."""
+    res = schedlab.simulate(_pri_workload(), machines((2, 8), slots=2), "pri",
+                            params={"unit_time": 0.0, "memory_aware": False})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 0.0, 10.0, "completed"),
+                              ("L2", 0, 0.0, 1.0, "evicted"), ("L2", 1, 6.0, 16.0, "completed")]
+
+
+def test_pri_a_task_blocked_by_memory_lets_a_smaller_one_take_the_free_slot():
+    """One machine, 3 slots, mem 4. L (priority 5, uses 3 mem, 10 s) runs from 0. At 1, H
+    (priority 3, uses 2) finds 1 mem left next to L, and L is no lower priority, so H must
+    wait; U (priority 2, uses 0.5) is next in queue order and fits: it starts at 1. H starts
+    when L ends at 10. U is placed once: the third slot stays empty (nothing else is
+    pending), and no placement is refused."""
+    wl = (WorkloadBuilder().task("L", "t", dur=10, prio=5, mem=1, mem_used=3)
+          .task("H", "t", at=1, dur=5, prio=3, mem=1, mem_used=2)
+          .task("U", "t", at=1, dur=5, prio=2, mem=0.5, mem_used=0.5).frame())
+    res = schedlab.simulate(wl, machines((3, 4), slots=3), "pri", params={"unit_time": 0.0})
+    assert _pri_rows(res) == [("H", 0, 10.0, 15.0, "completed"), ("L", 0, 0.0, 10.0, "completed"),
+                              ("U", 0, 1.0, 6.0, "completed")]
+    assert res.summary["actions_rejected"] == 0
+
+
+def test_pri_slot_power_is_cpu_per_slot_and_zero_without_a_slot_limit():
+    """production_priority 0 (every task takes the most powerful free slot). Power = cpu per
+    slot: m0 <2 cpu, 1 mem, 1 slot> has 2, m1 <1 cpu, 8 mem, 1 slot> 1 (8 if it were
+    memory per slot), m2 <8 cpu, 8 mem, no slot limit> 0. H goes to m0, then G to m1."""
+    wl = WorkloadBuilder().task("H", "t", dur=10, mem=0.5).task("G", "t", at=1, dur=10, mem=0.5).frame()
+    res = schedlab.simulate(wl, machines((2, 1), (1, 8), (8, 8), slots=[1, 1, np.nan]), "pri",
+                            params={"unit_time": 0.0, "production_priority": 0})
+    w = res.sim.w
+    assert res.attempts.set_index("task")["machine"].to_dict() == {_index(w, "H", "t"): 0,
+                                                                   _index(w, "G", "t"): 1}
+
+
+def test_pri_production_evictor_takes_the_most_powerful_slot_first():
+    """production_priority 0, so every task is "production" and takes the most powerful
+    free slot: m0 <2 cpu, 1 slot> (2 cpu per slot) before m1 <1 cpu, 1 slot>. L1
+    (priority 1) takes m0 at 0, L2 (priority 1) m1 at 1. H (priority 5) at 2 evicts from
+    the most powerful slot first: L1 on m0, although L2 started later. H runs 2-7 and L1
+    restarts on m0 at 7."""
+    wl = (WorkloadBuilder().task("L1", "t", dur=10, prio=1).task("L2", "t", at=1, dur=10, prio=1)
+          .task("H", "t", at=2, dur=5, prio=5).frame())
+    res = schedlab.simulate(wl, machines((2, 8), (1, 8), slots=1), "pri",
+                            params={"unit_time": 0.0, "production_priority": 0})
+    assert _pri_rows(res) == [("H", 0, 2.0, 7.0, "completed"), ("L1", 0, 0.0, 2.0, "evicted"),
+                              ("L1", 1, 7.0, 17.0, "completed"), ("L2", 0, 1.0, 11.0, "completed")]
+
+
+def test_drf_gives_a_job_several_instances_at_once_and_counts_them_all():
+    """One machine <16 cpu, 16 mem>, instances <1, 1> (binary fractions: exact shares).
+    B1 holds 4 instances from 0 (dominant share 4/16). At 1, A wants 12 and B 8 more, and
+    12 fit. DRF equalises dominant shares: A 0 + a = B 4 + b with a + b = 12, so A gets 8
+    and B 4. (Filling gives A 4 instances in one step, up to B's share; if that step
+    counted less than 4 instances, A would keep the lead and take more than 8.)"""
+    wl = (WorkloadBuilder().task("B", "t1", n=4, dur=100)
+          .task("A", "u", at=1, n=12, dur=100).task("B", "u", at=1, n=8, dur=100).frame())
+    res = schedlab.simulate(wl, machines((16, 16)), "drf")
+    s = _starts(res)
+    assert s[("A", "u")].count(1.0) == 8 and s[("B", "u")].count(1.0) == 4
