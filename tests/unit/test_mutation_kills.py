@@ -544,3 +544,144 @@ def test_drf_gives_a_job_several_instances_at_once_and_counts_them_all():
     res = schedlab.simulate(wl, machines((16, 16)), "drf")
     s = _starts(res)
     assert s[("A", "u")].count(1.0) == 8 and s[("B", "u")].count(1.0) == 4
+
+
+def test_pri_memory_rule_kills_the_lowest_priority_and_counts_its_evictions():
+    """memory_aware=False, one machine <8 cpu, 4 mem, 3 slots>. V1 (priority 0, uses 1 mem)
+    and V2 (priority 2, uses 1, 3 s) run from 0; R (priority 5, uses 3, 10 s) takes the
+    free slot at 1: 5 > 4. PRI's rule kills the lowest priority, V1, which the memory-blind
+    placement puts back on the free slot, where it is killed again, as long as R runs next
+    to V2. Only V1 is ever killed, V2 and R complete at 3 and 11, and the policy's count of
+    V1's memory evictions equals the kills the engine recorded (at least 2)."""
+    wl = (WorkloadBuilder().task("V1", "t", dur=10, prio=0, mem=0.5, mem_used=1)
+          .task("V2", "t", dur=3, prio=2, mem=0.5, mem_used=1)
+          .task("R", "t", at=1, dur=10, prio=5, mem=0.5, mem_used=3).frame())
+    res = schedlab.simulate(wl, machines((8, 4), slots=3), "pri",
+                            params={"unit_time": 0.0, "memory_aware": False}, until=12)
+    assert _killed_jobs(res) == {"V1"}
+    ends = res.tasks.set_index("job_id")
+    assert (ends.loc["V2", "end_time"], ends.loc["R", "end_time"]) == (3.0, 11.0)
+    v1 = _index(res.sim.w, "V1", "t")
+    kills = int((res.attempts[res.attempts.task == v1].outcome == 3).sum())
+    assert kills >= 2 and res.sim.policy.memory_evictions[v1] == kills
+
+
+class ReadsTheView(OppByName):
+    """OppByName that records, at its timer (t = 4), what the view says about progress, idle
+    capacity and (after a reservation at 0) free capacity."""
+
+    name = "test-reads-the-view"
+    seen: dict = {}
+
+    def timers(self):
+        return {"look": 4.0}
+
+    def decide(self, view):
+        acts = super().decide(view)
+        if view.now == 0.0:
+            acts.append(Reserve(0, 0, (1.0, 10.0)))
+        if "look" in view.trigger.timers and view.now == 4.0:
+            g = view.running_groups()
+            self.seen.update(
+                progress=sorted(view.group_progress(int(i)) for i in g.gid),
+                remaining=sorted(view.group_remaining(int(i)) for i in g.gid),
+                idle=view.idle().tolist(), free=view.free().tolist())
+        return acts
+
+
+def test_the_view_reports_progress_idle_and_free_capacity():
+    """m0 <4 cpu, 100 mem, 3 slots>, m1 the same but added at 10 (dead at 4). The contention
+    workload: R (regular, uses 2 cpu, 1 mem) runs at full speed, O (opportunistic, uses 4
+    cpu, 1 mem) gets the 2 cpu left: rate 1/2. At 4: progress R 4, O 2; remaining 6 and 8.
+    Idle = capacity - use: m0 cpu 4 - 2 - 2 = 0, mem 100 - 2 = 98, slots 3 - 2 = 1; m1
+    dead: 0 everywhere. Free (regular) after reserving <1 cpu, 10 mem> on m0: cpu
+    4 - 2 - 1 = 1, mem 100 - 1 - 10 = 89, slots 3 - 1 (R) - 1 (O's container) = 1
+    (reservations hold no slot); disk and net unbounded; m1 dead: 0."""
+    pol = ReadsTheView()
+    pol.seen = {}
+    cl = machines((4, 100), (4, 100), slots=3, add_time=[0.0, 10.0])
+    res = schedlab.simulate(_contention_workload(), cl, pol, until=5)
+    assert pol.seen["progress"] == pytest.approx([2.0, 4.0])
+    assert pol.seen["remaining"] == pytest.approx([6.0, 8.0])
+    inf = float("inf")
+    assert pol.seen["idle"] == [[0.0, 98.0, inf, inf, 1.0], [0.0] * 5]
+    assert pol.seen["free"] == [[1.0, 89.0, inf, inf, 1.0], [0.0] * 5]
+    assert res.summary["actions_rejected"] == 0
+
+
+class FreeOfHeartbeatRows(Policy):
+    """Heartbeat mode: records view.free([0, 1]) and view.free() at each heartbeat."""
+
+    name = "test-free-rows"
+    seen: list = []
+
+    def decide(self, view):
+        if view.heartbeat_machine is not None:
+            self.seen.append((view.heartbeat_machine, view.free([0, 1]).tolist(), view.free().tolist()))
+        return []
+
+
+def test_free_of_some_machines_in_heartbeat_mode_shows_only_the_heartbeating_one():
+    """Two idle machines <4, 8> and <2, 6>; heartbeats of m0 at 1.5 and m1 at 3 (period 3;
+    the policy places nothing).
+    free([0, 1]) equals those rows of free(): the heartbeating machine's full capacity, the
+    other one's row all zeros."""
+    pol = FreeOfHeartbeatRows()
+    pol.seen = []
+    wl = WorkloadBuilder().task("A", "t", dur=1).frame()          # never placed: stays pending
+    schedlab.simulate(wl, machines((4, 8), (2, 6)), pol, config={"heartbeat_interval": 3.0}, until=4)
+    inf = float("inf")
+    rows = {0: [4.0, 8.0, inf, inf, inf], 1: [2.0, 6.0, inf, inf, inf]}
+    zero = [0.0] * 5
+    assert [hb for hb, _, _ in pol.seen] == [0, 1]
+    for hb, some, full in pol.seen:
+        want = [rows[0] if hb == 0 else zero, rows[1] if hb == 1 else zero]
+        assert some == want and full == want
+
+
+class SeesCompletions(Policy):
+    """Places every pending task on machine 0; records the completions of each decision."""
+
+    name = "test-sees-completions"
+    seen: list = []
+
+    def decide(self, view):
+        if view.trigger.completions:
+            self.seen.append((view.now, sorted(view.trigger.completions)))
+        return [Place(int(t), 0, int(view.pending[t])) for t in view.pending_tasks()]
+
+
+def test_groups_finishing_together_reach_the_policy_in_one_decision():
+    """A and B (10 s each) start together at 0 on one machine: both end at 10, and one
+    decision at 10 sees both completions."""
+    pol = SeesCompletions()
+    pol.seen = []
+    res = schedlab.simulate(WorkloadBuilder().task("A", "t", dur=10).task("B", "t", dur=10).frame(),
+                            machines((4, 8)), pol)
+    assert pol.seen == [(10.0, [0, 1])]
+    assert res.summary["decisions"] == 2          # arrivals at 0, completions at 10
+
+
+def test_area_integrals_of_a_run_cut_short_on_a_fast_machine_and_a_late_one():
+    """m0 <4 cpu, 8 mem> runs at speed 2; m1 joins at 5. A (uses 1 cpu, 100 s of work) runs
+    on m0 from 0; the run is cut at 10: A has done 20 s of work in 10 s of wall time, so
+    its used cpu area is 1 x 10 = 10 cpu-s (1 x 5 if progress were read at 1/speed).
+    Alive time: m0 10 s, m1 5 s."""
+    wl = WorkloadBuilder().task("A", "t", dur=100, cpu=1, cpu_used=1.0, mem_used=1.0).frame()
+    cl = machines((4, 8, 2.0), (4, 8), add_time=[0.0, 5.0])
+    res = schedlab.simulate(wl, cl, "fifo", until=10)
+    rec = res.sim.records
+    assert rec.area_used[0, 0] == pytest.approx(10.0)
+    assert rec.area_alive.tolist() == [10.0, 5.0]
+
+
+def test_levels_follow_the_capacity_when_a_machine_leaves():
+    """Two machines <4, 8>; m1 leaves at 5. The recorded cluster capacity is 8 cpu until 5,
+    then 4."""
+    wl = WorkloadBuilder().task("A", "t", dur=10).frame()
+    res = schedlab.simulate(wl, machines((4, 8), (4, 8), remove_time=[np.inf, 5.0]), "fifo")
+    rec = res.sim.records
+    levels = rec.level_buf[:rec.n_levels]
+    cap_cpu = 1 + 2 * 5                               # row: time, alloc (5), used (5), capacity
+    at = {float(t): float(c) for t, c in zip(levels[:, 0], levels[:, cap_cpu])}
+    assert at[0.0] == 8.0 and at[5.0] == 4.0
