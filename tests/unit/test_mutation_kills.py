@@ -1,6 +1,7 @@
 """Pins found by mutation testing (docs/guides/testing.md): each test kills mutants of the
 engine, the cluster model or a baseline policy that the rest of the fast suite let live."""
 import numpy as np
+import pandas as pd
 import pytest
 
 import schedlab
@@ -685,3 +686,40 @@ def test_levels_follow_the_capacity_when_a_machine_leaves():
     cap_cpu = 1 + 2 * 5                               # row: time, alloc (5), used (5), capacity
     at = {float(t): float(c) for t, c in zip(levels[:, 0], levels[:, cap_cpu])}
     assert at[0.0] == 8.0 and at[5.0] == 4.0
+
+
+# --- Cluster files ------------------------------------------------------------------------
+from schedlab.cluster.spec import read_cluster  # noqa: E402
+from schedlab.errors import InputError  # noqa: E402
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".yaml"])
+def test_read_cluster_by_suffix_names_the_cluster_after_the_file(tmp_path, suffix):
+    """The same two machines, m0 <4 cpu, 8 mem> and m1 <2, 6>, written as CSV, Parquet and
+    YAML: each reads back with those ids and capacities, the cluster named after the file
+    without its suffix; to_frame gives the table back and describe the totals."""
+    df = pd.DataFrame({"machine_id": ["m0", "m1"], "cpu": [4.0, 2.0], "mem": [8.0, 6.0]})
+    path = tmp_path / f"small{suffix}"
+    if suffix == ".csv":
+        df.to_csv(path, index=False)
+    elif suffix == ".parquet":
+        df.to_parquet(path)
+    else:
+        path.write_text("machines:\n  - {machine_id: m0, cpu: 4, mem: 8}\n"
+                        "  - {machine_id: m1, cpu: 2, mem: 6}\n")
+    spec = read_cluster(path)
+    assert spec.name == "small" and spec.machine_ids.tolist() == ["m0", "m1"]
+    assert spec.capacity[:, :2].tolist() == [[4.0, 8.0], [2.0, 6.0]]
+    frame = spec.to_frame()
+    assert frame[["machine_id", "cpu", "mem"]].values.tolist() == [["m0", 4.0, 8.0], ["m1", 2.0, 6.0]]
+    assert spec.describe() == "2 machines, cpu total 6, mem total 14"
+
+
+@pytest.mark.parametrize("body", ["machines: 5\n", "machines: []\n", "other: 1\n"])
+def test_a_cluster_file_without_a_machines_list_is_an_input_error(tmp_path, body):
+    """'machines' must be a non-empty list of tables: a number, an empty list or a missing
+    key is refused with a message that says what is expected."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(body)
+    with pytest.raises(InputError, match="top-level 'machines' list"):
+        read_cluster(path)
