@@ -723,3 +723,36 @@ def test_a_cluster_file_without_a_machines_list_is_an_input_error(tmp_path, body
     path.write_text(body)
     with pytest.raises(InputError, match="top-level 'machines' list"):
         read_cluster(path)
+
+
+# --- The sticky phase that PRI's code runs for HYBRID ---------------------------------------
+
+def test_hybrid_sticky_task_is_not_evicted_the_regular_one_is():
+    """HYBRID, 1 sticky label, one machine with 2 slots, deciding on every event. S
+    (priority 0) arrives first, at 0, and takes the label; R (priority 1) at 0.5 runs as
+    regular work. H (priority 10) at 1 finds no free slot and evicts a non-sticky task of
+    lower priority: R (S, the lowest class, is sticky). H runs 1-6, R restarts at 6. Z (2
+    instances, at 50) shows that multi-instance tasks (sticky count from the running
+    groups) are placed too: both instances 50-51."""
+    wl = (WorkloadBuilder().task("S", "t", dur=10, prio=0).task("R", "t", at=0.5, dur=10, prio=1)
+          .task("H", "t", at=1, dur=5, prio=10).task("Z", "t", at=50, dur=1, n=2).frame())
+    res = schedlab.simulate(wl, machines((2, 8), slots=2), "hybrid",
+                            params={"unit_time": 0.0, "sticky_slots": 1})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("R", 0, 0.5, 1.0, "evicted"),
+                              ("R", 1, 6.0, 16.0, "completed"), ("S", 0, 0.0, 10.0, "completed"),
+                              ("Z", 0, 50.0, 51.0, "completed"), ("Z", 0, 50.0, 51.0, "completed")]
+
+
+def test_hybrid_sticky_phase_may_evict_when_asked_to():
+    """sticky_evicts=True, 1 sticky label, one machine <2 cpu, 4 mem, 2 slots>. A (uses 1
+    mem, 2 s) takes the label at 0; B (priority 0, uses 2.5 mem) runs as regular work. At 2
+    A ends and C (priority 1, uses 2 mem) arrives: the label is free and so is a slot, but
+    only 1.5 mem is. The sticky phase evicts B (lower priority; its 2.5 mem make room) and
+    places C, sticky, 2-12. B (2.5 mem) fits again only when C ends: 12-112."""
+    wl = (WorkloadBuilder().task("A", "t", dur=2, mem=0.5, mem_used=1)
+          .task("B", "t", dur=100, mem=0.5, mem_used=2.5)
+          .task("C", "t", at=2, dur=10, prio=1, mem=0.5, mem_used=2).frame())
+    res = schedlab.simulate(wl, machines((2, 4), slots=2), "hybrid",
+                            params={"unit_time": 0.0, "sticky_slots": 1, "sticky_evicts": True})
+    assert _pri_rows(res) == [("A", 0, 0.0, 2.0, "completed"), ("B", 0, 0.0, 2.0, "evicted"),
+                              ("B", 1, 12.0, 112.0, "completed"), ("C", 0, 2.0, 12.0, "completed")]
