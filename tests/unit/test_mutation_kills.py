@@ -756,3 +756,44 @@ def test_hybrid_sticky_phase_may_evict_when_asked_to():
                             params={"unit_time": 0.0, "sticky_slots": 1, "sticky_evicts": True})
     assert _pri_rows(res) == [("A", 0, 0.0, 2.0, "completed"), ("B", 0, 0.0, 2.0, "evicted"),
                               ("B", 1, 12.0, 112.0, "completed"), ("C", 0, 2.0, 12.0, "completed")]
+
+
+# --- Usage steps on a second machine ----------------------------------------------------------
+import json  # noqa: E402
+
+
+def _stepped(job, **kw):
+    # cpu 0.4 per instance until half its work is done, then 0.8 (request 1 cpu)
+    return WorkloadBuilder().task(job, "t", dur=10, cpu=1, mem=0.5, cpu_used=1.0, mem_used=0.5,
+                                  usage_steps=json.dumps([[0.0, {"cpu": 0.4}], [0.5, {"cpu": 0.8}]]),
+                                  **kw)
+
+
+def test_stepped_usage_area_is_charged_to_the_machine_that_runs_it():
+    """m0 <0.5 cpu> is too small, so FIFO puts A on m1 <2 cpu>. The run is cut at 4, in A's
+    first segment: used cpu area 0.4 x 4 = 1.6 cpu-s on m1, none on m0."""
+    res = schedlab.simulate(_stepped("A").frame(), machines((0.5, 8), (2, 8)), "fifo", until=4)
+    assert res.sim.records.area_used[:, 0].tolist() == pytest.approx([0.0, 1.6])
+
+
+class OppOnM1ThenPreempt(Policy):
+    """Places every task opportunistically on machine 1; at t = 4 preempts all running groups."""
+
+    name = "test-opp-on-m1"
+    oversubscribes = True
+
+    def timers(self):
+        return {"stop": 4.0}
+
+    def decide(self, view):
+        if "stop" in view.trigger.timers and view.now == 4.0:
+            return [Preempt(int(g), outcome="preempted", requeue=False) for g in view.running_groups().gid]
+        return [Place(int(t), 1, int(view.pending[t]), opportunistic=True) for t in view.pending_tasks()]
+
+
+def test_wasted_cpu_of_a_stepped_opportunistic_task_preempted_on_a_fast_machine():
+    """A runs opportunistically on m1 (speed 2) from 0 and is dropped at 4, after 8 s of work:
+    cpu 0.4 for its first 5 s of work and 0.8 for the next 3, i.e. 4.4 cpu x work-seconds,
+    done in 4.4 / 2 = 2.2 cpu-s of wall time, all wasted."""
+    res = schedlab.simulate(_stepped("A").frame(), machines((4, 8), (4, 8, 2.0)), OppOnM1ThenPreempt())
+    assert res.summary["wasted_cpu_seconds"] == pytest.approx(2.2)
