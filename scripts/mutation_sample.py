@@ -71,6 +71,8 @@ EQUIVALENT: dict[str, str] = {
     "schedlab.policies.fifo.xǁFifoPolicyǁ_first_fit_compiled__mutmut_11": "cache key: requests re-gathered",
     "schedlab.policies.fifo.xǁFifoPolicyǁreset__mutmut_13": "placeholder replaced on first use",
     "schedlab.policies.tetris.x__fit_matrix__mutmut_43": "sentinel count 2^41 for 2^40: both exceed any pending count",
+    "schedlab.engine.steps.xǁUsageStepsǁ_steps_regroup_clock__mutmut_44":
+        "a usage step's ledger key has no request: charging its allocation adds nothing",
     _PRI + "_choose_slot__mutmut_71": "unreachable branch (random-slot returns earlier)",
     _PRI + "_choose_slot__mutmut_75": "unreachable branch (random-slot returns earlier)",
     _PRI + "_evict_for__mutmut_31": "requeue=None is falsy like False",

@@ -797,3 +797,50 @@ def test_wasted_cpu_of_a_stepped_opportunistic_task_preempted_on_a_fast_machine(
     done in 4.4 / 2 = 2.2 cpu-s of wall time, all wasted."""
     res = schedlab.simulate(_stepped("A").frame(), machines((4, 8), (4, 8, 2.0)), OppOnM1ThenPreempt())
     assert res.summary["wasted_cpu_seconds"] == pytest.approx(2.2)
+
+
+class PlaceThenCut(Policy):
+    """Places every pending task on machine 0 (opportunistic for jobs named O*); at t = 4
+    preempts one instance of each running group ("partial") or promotes it; records the
+    regular allocation at t = 6."""
+
+    name = "test-place-then-cut"
+    oversubscribes = True
+    mode = "partial"
+    seen: dict = {}
+
+    def timers(self):
+        return {"t": 2.0}
+
+    def decide(self, view):
+        w = self.workload
+        if view.now == 4.0 and not self.seen.get("cut"):
+            self.seen["cut"] = True          # once: the engine asks again at 4 after the cut
+            g = view.running_groups()
+            if self.mode == "partial":
+                return [Preempt(int(i), count=1, outcome="preempted", requeue=False) for i in g.gid]
+            return [Promote(int(i)) for i in g.gid]
+        if view.now == 6.0:
+            self.seen["alloc"] = view.allocated[0, :2].tolist()
+        return [Place(int(t), 0, int(view.pending[t]),
+                      opportunistic=str(w.job_ids[w.job[t]]).startswith("O")) for t in view.pending_tasks()]
+
+
+def test_a_stepped_group_partly_preempted_keeps_the_rest_running():
+    """A: 2 instances in one group, stepped (cpu 0.4 for the first 5 s of work, then 0.8).
+    At 4 one instance is dropped; the other runs on to 10. Used cpu area: 2 x 0.4 x 4 = 3.2
+    until 4, then 0.4 x 1 + 0.8 x 5 = 4.4: 7.6 cpu-s."""
+    pol = PlaceThenCut()
+    pol.mode, pol.seen = "partial", {}
+    res = schedlab.simulate(_stepped("A", n=2).frame(), machines((4, 8)), pol)
+    assert res.sim.records.area_used[0, 0] == pytest.approx(7.6)
+    assert sorted(res.tasks["end_time"].tolist()) == [4.0, 10.0]
+
+
+def test_a_promoted_stepped_group_is_allocated_its_request_only():
+    """O (opportunistic, request 1 cpu and 0.5 mem, stepped usage) is promoted at 4: the
+    regular allocation is then its request, <1, 0.5>, whatever its usage step."""
+    pol = PlaceThenCut()
+    pol.mode, pol.seen = "promote", {}
+    schedlab.simulate(_stepped("O").frame(), machines((4, 8)), pol)
+    assert pol.seen["alloc"] == [1.0, 0.5]
