@@ -844,3 +844,15 @@ def test_a_promoted_stepped_group_is_allocated_its_request_only():
     pol.mode, pol.seen = "promote", {}
     schedlab.simulate(_stepped("O").frame(), machines((4, 8)), pol)
     assert pol.seen["alloc"] == [1.0, 0.5]
+
+
+def test_samples_record_used_and_allocated_fractions():
+    """One machine <4 cpu, 8 mem>; A requests <2, 4> and uses <1, 2> for 10 s from 0.
+    Samples every 1 s: at 1, used is 1/4 cpu and 2/8 mem, allocated 2/4 and 4/8 (disk and
+    net unbounded: 0)."""
+    wl = WorkloadBuilder().task("A", "t", dur=10, cpu=2, mem=4, cpu_used=1.0, mem_used=2.0).frame()
+    res = schedlab.simulate(wl, machines((4, 8)), "fifo", config={"sample_interval": 1.0})
+    rec = res.sim.records
+    k = rec.samples_t.index(1.0)
+    assert rec.samples_used[k].tolist() == [[0.25, 0.25, 0.0, 0.0]]
+    assert rec.samples_alloc[k].tolist() == [[0.5, 0.5, 0.0, 0.0]]
