@@ -94,7 +94,8 @@ EQUIVALENT: dict[str, str] = {
 }
 # A mutant that hung (time did not advance) and was stopped by hand instead of waiting for
 # mutmut's CPU limit (30x its tests' time): counted as a timeout, i.e. killed.
-STOPPED_HANGS = {"schedlab.engine.simulation.xǁSimulationǁ_run__mutmut_15"}
+STOPPED_HANGS = {"schedlab.engine.simulation.xǁSimulationǁ_run__mutmut_15",
+                 "schedlab.engine.simulation.xǁSimulationǁ_schedule_initial__mutmut_26"}
 
 
 def status_of(code: int | None, name: str = "") -> str:
@@ -211,7 +212,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20)
     ap.add_argument("--save", help="label of a snapshot of the sample's statuses")
     ap.add_argument("--compare", help="label of an earlier snapshot to compare with")
-    ap.add_argument("--only", choices=["survived", "not-killed"], help="re-test a subset")
+    ap.add_argument("--only", choices=["survived", "not-killed", "not-checked"],
+                    help="run: re-test a subset (not-checked: finish an interrupted run)")
     ap.add_argument("--max-children", type=int, default=1)
     ap.add_argument("--base", help="confirm: snapshot whose not-killed mutants are re-tested")
     ap.add_argument("--tests", nargs="+", default=["tests/unit/test_mutation_kills.py"],
@@ -238,7 +240,8 @@ def main() -> None:
     if args.command == "run":
         names = sample
         if args.only:
-            wanted = {"survived"} if args.only == "survived" else {"survived", "no tests"}
+            wanted = {"survived": {"survived"}, "not-killed": {"survived", "no tests"},
+                      "not-checked": {"not checked", "suspicious"}}[args.only]
             names = [m for m in sample if status_of(codes[m], m) in wanted]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
