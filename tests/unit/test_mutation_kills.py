@@ -856,3 +856,20 @@ def test_samples_record_used_and_allocated_fractions():
     k = rec.samples_t.index(1.0)
     assert rec.samples_used[k].tolist() == [[0.25, 0.25, 0.0, 0.0]]
     assert rec.samples_alloc[k].tolist() == [[0.5, 0.5, 0.0, 0.0]]
+
+
+def test_a_non_numeric_capacity_is_an_input_error_naming_row_and_column(tmp_path):
+    """Row 3 of the file (the second machine) has cpu "lots": refused, naming the row and
+    the column."""
+    path = tmp_path / "c.csv"
+    path.write_text("machine_id,cpu,mem\nm0,4,8\nm1,lots,8\n")
+    with pytest.raises(InputError, match="not a number") as err:
+        read_cluster(path)
+    assert "row 3" in str(err.value) and "cpu" in str(err.value)
+
+
+def test_a_task_that_fits_on_no_machine_is_an_input_error_naming_the_resource():
+    """A asks for 3 cpu (and 1 mem); the largest machine has 2 cpu: refused, naming cpu."""
+    wl = WorkloadBuilder().task("A", "t", cpu=3).frame()
+    with pytest.raises(InputError, match="requests cpu 3 per instance.*largest cpu is 2"):
+        schedlab.simulate(wl, machines((2, 8), (1, 8)), "fifo")
