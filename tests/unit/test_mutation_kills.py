@@ -869,7 +869,8 @@ def test_a_non_numeric_capacity_is_an_input_error_naming_row_and_column(tmp_path
 
 
 def test_a_task_that_fits_on_no_machine_is_an_input_error_naming_the_resource():
-    """A asks for 3 cpu (and 1 mem); the largest machine has 2 cpu: refused, naming cpu."""
-    wl = WorkloadBuilder().task("A", "t", cpu=3).frame()
-    with pytest.raises(InputError, match="requests cpu 3 per instance.*largest cpu is 2"):
+    """A asks for 1 cpu and 20 mem; the machines have 2 and 1 cpu, 8 mem: it fits by cpu
+    but not by memory, so the error names memory, the resource it overflows."""
+    wl = WorkloadBuilder().task("A", "t", cpu=1, mem=20).frame()
+    with pytest.raises(InputError, match="requests mem 20 per instance.*largest mem is 8"):
         schedlab.simulate(wl, machines((2, 8), (1, 8)), "fifo")
