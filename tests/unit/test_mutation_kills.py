@@ -874,3 +874,18 @@ def test_a_task_that_fits_on_no_machine_is_an_input_error_naming_the_resource():
     wl = WorkloadBuilder().task("A", "t", cpu=1, mem=20).frame()
     with pytest.raises(InputError, match="requests mem 20 per instance.*largest mem is 8"):
         schedlab.simulate(wl, machines((2, 8), (1, 8)), "fifo")
+
+
+@pytest.mark.parametrize("body, row, column, message, expected", [
+    ("m0,4,8\nm1,4,\n", 3, "mem", "value is missing", "a number"),
+    ("m0,4,8\nm1,-1,8\n", 3, "cpu", "value -1 is out of range", "> 0"),
+    ("", None, None, "the cluster has no machines", None),
+])
+def test_cluster_file_errors_name_file_row_and_column(tmp_path, body, row, column, message, expected):
+    """Rows count from the header line (1), so the second machine is row 3."""
+    path = tmp_path / "c.csv"
+    path.write_text("machine_id,cpu,mem\n" + body)
+    with pytest.raises(InputError) as err:
+        read_cluster(path)
+    e = err.value
+    assert (e.file, e.row, e.column, e.message, e.expected) == (str(path), row, column, message, expected)
