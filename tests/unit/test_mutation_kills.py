@@ -889,3 +889,13 @@ def test_cluster_file_errors_name_file_row_and_column(tmp_path, body, row, colum
         read_cluster(path)
     e = err.value
     assert (e.file, e.row, e.column, e.message, e.expected) == (str(path), row, column, message, expected)
+
+
+def test_a_duplicate_machine_id_is_refused_on_its_row_and_a_table_is_named_after_its_source():
+    """The second m0 is on row 3. A table read without a name takes its source's stem."""
+    from schedlab.cluster.spec import cluster_from_table
+    df = pd.DataFrame({"machine_id": ["m0", "m0"], "cpu": [1.0, 1.0], "mem": [1.0, 1.0]})
+    with pytest.raises(InputError, match="appears twice") as err:
+        cluster_from_table(df, source="dup.csv")
+    assert (err.value.row, err.value.column) == (3, "machine_id")
+    assert cluster_from_table(df.assign(machine_id=["a", "b"]), source="x/rack7.csv").name == "rack7"
