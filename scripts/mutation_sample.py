@@ -58,6 +58,10 @@ EQUIVALENT: dict[str, str] = {
         "the machine stays dirty and is refreshed again with unchanged load: same factors, same due time",
     "schedlab.engine.clocks.xǁVirtualClocksǁcomplete_due__mutmut_21":
         "first-group guard against rounding; the relative tolerance already covers it",
+    "schedlab.cluster.spec.x_cluster_from_table__mutmut_276":
+        "dtype of the machine id array (str instead of object); the ids are the same strings",
+    "schedlab.cluster.state.xǁGroupTableǁ_grow__mutmut_33":
+        "one new slot of the group table is never used: ids stay in placement order",
     _FFI + "x__dominates_any__mutmut_23": "step 1 recomputes the same slices",
     _FFI + "x__dominates_any__mutmut_24":
         "a dominated vector is then scanned instead of skipped: the scan finds no fit either",
