@@ -12,7 +12,11 @@ estimates the score from a seeded uniform sample instead, with mutmut's own mach
 each lands in mutmut's own `mutants/**/*.meta` files, which `report` reads. `--save NAME`
 also keeps a snapshot of the sample's statuses in `mutants/sample_<seed>_<n>_<NAME>.json`, so
 a later run (after new tests) can be compared with it: `report --compare NAME`.
-`run --only survived` re-tests only the sample's mutants that survived in the last run.
+`run --only survived` re-tests only the sample's mutants that survived in the last run;
+`run --only not-checked` finishes an interrupted run. `confirm --base before --save after`
+re-tests the snapshot's surviving and untested mutants (equivalent ones aside) against
+tests/unit/test_mutation_kills.py (or `--tests ...`) with mutmut's switch MUTANT_UNDER_TEST:
+a cheap check after adding tests, as killed mutants stay killed.
 
 The score is killed / (killed + survived + no tests): a mutant that no test executes counts
 as not killed. Timeouts and segfaults count as killed (mutmut's own convention). Mutants
