@@ -899,3 +899,27 @@ def test_a_duplicate_machine_id_is_refused_on_its_row_and_a_table_is_named_after
         cluster_from_table(df, source="dup.csv")
     assert (err.value.row, err.value.column) == (3, "machine_id")
     assert cluster_from_table(df.assign(machine_id=["a", "b"]), source="x/rack7.csv").name == "rack7"
+
+
+def test_hybrid_sticky_evictions_use_only_the_labels_left_after_filling():
+    """sticky_evicts=True, 2 sticky labels, one machine <8 cpu, 10 mem, 4 slots>. S1, S2
+    (1 mem, 5 s) take both labels at 0; R1, R2 (priority 0, 3 mem) run as regular work from
+    0.5. At 5 S1 and S2 end: 2 labels and 2 slots are free, 4 mem. A, B, C (priority 1)
+    arrive: A (1 mem) fills a free slot with a label; B (4 mem) fits only by evicting R2
+    (the most recent) and takes the last label; C (4 mem) then evicts R1 as regular work:
+    no label is left for it. Sticky: S1, S2, A, B; not C."""
+    wl = (WorkloadBuilder().task("S1", "t", dur=5, mem=0.5, mem_used=1).task("S2", "t", dur=5, mem=0.5, mem_used=1)
+          .task("R1", "t", at=0.5, dur=100, mem=0.5, mem_used=3)
+          .task("R2", "t", at=0.5, dur=100, mem=0.5, mem_used=3)
+          .task("A", "t", at=5, dur=10, prio=1, mem=0.5, mem_used=1)
+          .task("B", "t", at=5, dur=10, prio=1, mem=0.5, mem_used=4)
+          .task("C", "t", at=5, dur=10, prio=1, mem=0.5, mem_used=4).frame())
+    res = schedlab.simulate(wl, machines((8, 10), slots=4), "hybrid",
+                            params={"unit_time": 0.0, "sticky_slots": 2, "sticky_evicts": True})
+    w = res.sim.w
+    first = res.attempts[res.attempts.attempt == 0]
+    sticky = {str(w.job_ids[w.job[t]]) for t in first[first.sticky.astype(bool)].task}
+    assert sticky == {"S1", "S2", "A", "B"}
+    rows = _pri_rows(res)
+    assert ("R1", 0, 0.5, 5.0, "evicted") in rows and ("R2", 0, 0.5, 5.0, "evicted") in rows
+    assert ("C", 0, 5.0, 15.0, "completed") in rows
