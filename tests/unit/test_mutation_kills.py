@@ -1,6 +1,7 @@
 """Pins found by mutation testing (docs/guides/testing.md): each test kills mutants of the
 engine, the cluster model or a baseline policy that the rest of the fast suite let live."""
 import numpy as np
+import pandas as pd
 import pytest
 
 import schedlab
@@ -414,3 +415,511 @@ def test_pri_k_drops_a_task_on_its_kth_eviction():
                             params={"unit_time": 0.0, "k": 1})
     assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 0.0, 10.0, "completed"),
                               ("L2", 0, 0.0, 1.0, "preempted")]
+
+
+# --- Found by the sampled mutation run (scripts/mutation_sample.py, seed 20) -----------------
+
+def test_rejections_are_counted_by_action_and_status_and_drops_by_instance():
+    """The QueueScript run above: D is dropped once (1 instance); the 4 refused actions are
+    counted under "<action>:<status>": Enqueue (none pending), Dequeue (none queued) and
+    Drop (none pending) as unschedulable, the Enqueue on machine 7 as infeasible."""
+    wl = (WorkloadBuilder().task("A", "t", cpu=2, dur=10).task("B", "t", cpu=1, dur=5, n=2)
+          .task("C", "t", cpu=1, dur=1).task("D", "t", cpu=1, dur=1).frame())
+    pol = QueueScript()
+    pol.queues_seen = []
+    res = schedlab.simulate(wl, machines((2, 100)), pol)
+    assert res.summary["instances_dropped"] == 1
+    u, i = Status.UNSCHEDULABLE.value, Status.INFEASIBLE.value
+    assert res.sim.records.rejection_counts == {f"Enqueue:{u}": 1, f"Dequeue:{u}": 1,
+                                                f"Drop:{u}": 1, f"Enqueue:{i}": 1}
+
+
+def test_heartbeats_recur_on_their_own_machine():
+    """Heartbeat mode, period 3 s, two 1-cpu machines: machine m heartbeats at
+    3 (m + 1) / 2 and then every 3 s, so m0 at 1.5, 4.5, 7.5 and m1 at 3, 6, 9. L (100 s)
+    arrives at 0 and takes m0 at 1.5. X arrives at 3.5: m0's heartbeat at 4.5 finds it
+    full, m1's at 6 places X, which runs 6-7. (If m1's later heartbeats were taken as m0's,
+    X would never start on m1.)"""
+    wl = WorkloadBuilder().task("L", "t", dur=100).task("X", "t", at=3.5, dur=1).frame()
+    res = schedlab.simulate(wl, machines((1, 4), (1, 4)), "fifo", config={"heartbeat_interval": 3.0})
+    s = _starts(res)
+    assert s[("L", "t")] == [1.5] and s[("X", "t")] == [6.0]
+    w = res.sim.w
+    assert res.attempts.set_index("task")["machine"].to_dict() == {_index(w, "L", "t"): 0,
+                                                                   _index(w, "X", "t"): 1}
+
+
+class PromoteAtTwo(OppByName):
+    """OppByName; places R (regular) only from t = 1, and at t = 2 promotes O1's group."""
+
+    name = "test-promote-at-2"
+
+    def timers(self):
+        return {"promote": 1.0}
+
+    def decide(self, view):
+        w = self.workload
+        acts = [a for a in super().decide(view)
+                if view.now >= 1.0 or w.job_ids[w.job[a.task]] != "R"]
+        if view.now == 2.0 and "promote" in view.trigger.timers:
+            g = view.running_groups()
+            o1 = int(np.flatnonzero(g.task == _index(w, "O1", "t"))[0])
+            acts.append(Promote(int(g.gid[o1])))
+        return acts
+
+
+def test_a_promoted_group_leaves_no_live_entry_on_the_opportunistic_clock():
+    """2 cpu. OP (opportunistic, uses 1 cpu, 5 s) and O1 (opportunistic, 1 cpu, 6 s) run at
+    full speed from 0; R (regular, 1 cpu, 20 s) from 1 leaves them 1 cpu: rate 1/2. At 2,
+    O1 (1.5 s done) is promoted: regular work uses both cpus, OP stops; O1 ends at
+    2 + 4.5 = 6.5. OP (1.5 s done) resumes at full speed: 3.5 s more, ending at 10. R ends
+    at 21. O1's old entry on the opportunistic clock (finish at virtual 6, behind OP's 5)
+    must stay stale after O1 ends, or it "finishes" a group that is gone."""
+    wl = (WorkloadBuilder().task("OP", "t", cpu=1, mem=1, dur=5, cpu_used=1.0, mem_used=1.0)
+          .task("O1", "t", cpu=1, mem=1, dur=6, cpu_used=1.0, mem_used=1.0)
+          .task("R", "t", cpu=1, mem=1, dur=20, cpu_used=1.0, mem_used=1.0).frame())
+    res = schedlab.simulate(wl, machines((2, 100)), PromoteAtTwo())
+    assert _ends(res) == pytest.approx({"OP": 10.0, "O1": 6.5, "R": 21.0})
+    assert (res.tasks["outcome"].astype(str) == "completed").all()
+
+
+def test_pri_evicts_without_memory_tracking_too():
+    """memory_aware=False (the paper's memory-blind slots): the same schedule as with it,
+    since no task here uses memory: L2, the most recent of the lowest class, is evicted for
+    H at 1 and restarts at 6."""
+    res = schedlab.simulate(_pri_workload(), machines((2, 8), slots=2), "pri",
+                            params={"unit_time": 0.0, "memory_aware": False})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L1", 0, 0.0, 10.0, "completed"),
+                              ("L2", 0, 0.0, 1.0, "evicted"), ("L2", 1, 6.0, 16.0, "completed")]
+
+
+def test_pri_a_task_blocked_by_memory_lets_a_smaller_one_take_the_free_slot():
+    """One machine, 3 slots, mem 4. L (priority 5, uses 3 mem, 10 s) runs from 0. At 1, H
+    (priority 3, uses 2) finds 1 mem left next to L, and L is no lower priority, so H must
+    wait; U (priority 2, uses 0.5) is next in queue order and fits: it starts at 1. H starts
+    when L ends at 10. U is placed once: the third slot stays empty (nothing else is
+    pending), and no placement is refused."""
+    wl = (WorkloadBuilder().task("L", "t", dur=10, prio=5, mem=1, mem_used=3)
+          .task("H", "t", at=1, dur=5, prio=3, mem=1, mem_used=2)
+          .task("U", "t", at=1, dur=5, prio=2, mem=0.5, mem_used=0.5).frame())
+    res = schedlab.simulate(wl, machines((3, 4), slots=3), "pri", params={"unit_time": 0.0})
+    assert _pri_rows(res) == [("H", 0, 10.0, 15.0, "completed"), ("L", 0, 0.0, 10.0, "completed"),
+                              ("U", 0, 1.0, 6.0, "completed")]
+    assert res.summary["actions_rejected"] == 0
+
+
+def test_pri_slot_power_is_cpu_per_slot_and_zero_without_a_slot_limit():
+    """production_priority 0 (every task takes the most powerful free slot). Power = cpu per
+    slot: m0 <2 cpu, 1 mem, 1 slot> has 2, m1 <1 cpu, 8 mem, 1 slot> 1 (8 if it were
+    memory per slot), m2 <8 cpu, 8 mem, no slot limit> 0. H goes to m0, then G to m1."""
+    wl = WorkloadBuilder().task("H", "t", dur=10, mem=0.5).task("G", "t", at=1, dur=10, mem=0.5).frame()
+    res = schedlab.simulate(wl, machines((2, 1), (1, 8), (8, 8), slots=[1, 1, np.nan]), "pri",
+                            params={"unit_time": 0.0, "production_priority": 0})
+    w = res.sim.w
+    assert res.attempts.set_index("task")["machine"].to_dict() == {_index(w, "H", "t"): 0,
+                                                                   _index(w, "G", "t"): 1}
+
+
+def test_pri_production_evictor_takes_the_most_powerful_slot_first():
+    """production_priority 0, so every task is "production" and takes the most powerful
+    free slot: m0 <2 cpu, 1 slot> (2 cpu per slot) before m1 <1 cpu, 1 slot>. L1
+    (priority 1) takes m0 at 0, L2 (priority 1) m1 at 1. H (priority 5) at 2 evicts from
+    the most powerful slot first: L1 on m0, although L2 started later. H runs 2-7 and L1
+    restarts on m0 at 7."""
+    wl = (WorkloadBuilder().task("L1", "t", dur=10, prio=1).task("L2", "t", at=1, dur=10, prio=1)
+          .task("H", "t", at=2, dur=5, prio=5).frame())
+    res = schedlab.simulate(wl, machines((2, 8), (1, 8), slots=1), "pri",
+                            params={"unit_time": 0.0, "production_priority": 0})
+    assert _pri_rows(res) == [("H", 0, 2.0, 7.0, "completed"), ("L1", 0, 0.0, 2.0, "evicted"),
+                              ("L1", 1, 7.0, 17.0, "completed"), ("L2", 0, 1.0, 11.0, "completed")]
+
+
+def test_drf_gives_a_job_several_instances_at_once_and_counts_them_all():
+    """One machine <16 cpu, 16 mem>, instances <1, 1> (binary fractions: exact shares).
+    B1 holds 4 instances from 0 (dominant share 4/16). At 1, A wants 12 and B 8 more, and
+    12 fit. DRF equalises dominant shares: A 0 + a = B 4 + b with a + b = 12, so A gets 8
+    and B 4. (Filling gives A 4 instances in one step, up to B's share; if that step
+    counted less than 4 instances, A would keep the lead and take more than 8.)"""
+    wl = (WorkloadBuilder().task("B", "t1", n=4, dur=100)
+          .task("A", "u", at=1, n=12, dur=100).task("B", "u", at=1, n=8, dur=100).frame())
+    res = schedlab.simulate(wl, machines((16, 16)), "drf")
+    s = _starts(res)
+    assert s[("A", "u")].count(1.0) == 8 and s[("B", "u")].count(1.0) == 4
+
+
+def test_pri_memory_rule_kills_the_lowest_priority_and_counts_its_evictions():
+    """memory_aware=False, one machine <8 cpu, 4 mem, 3 slots>. V1 (priority 0, uses 1 mem)
+    and V2 (priority 2, uses 1, 3 s) run from 0; R (priority 5, uses 3, 10 s) takes the
+    free slot at 1: 5 > 4. PRI's rule kills the lowest priority, V1, which the memory-blind
+    placement puts back on the free slot, where it is killed again, as long as R runs next
+    to V2. Only V1 is ever killed, V2 and R complete at 3 and 11, and the policy's count of
+    V1's memory evictions equals the kills the engine recorded (at least 2)."""
+    wl = (WorkloadBuilder().task("V1", "t", dur=10, prio=0, mem=0.5, mem_used=1)
+          .task("V2", "t", dur=3, prio=2, mem=0.5, mem_used=1)
+          .task("R", "t", at=1, dur=10, prio=5, mem=0.5, mem_used=3).frame())
+    res = schedlab.simulate(wl, machines((8, 4), slots=3), "pri",
+                            params={"unit_time": 0.0, "memory_aware": False}, until=12)
+    assert _killed_jobs(res) == {"V1"}
+    ends = res.tasks.set_index("job_id")
+    assert (ends.loc["V2", "end_time"], ends.loc["R", "end_time"]) == (3.0, 11.0)
+    v1 = _index(res.sim.w, "V1", "t")
+    kills = int((res.attempts[res.attempts.task == v1].outcome == 3).sum())
+    assert kills >= 2 and res.sim.policy.memory_evictions[v1] == kills
+
+
+class ReadsTheView(OppByName):
+    """OppByName that records, at its timer (t = 4), what the view says about progress, idle
+    capacity and (after a reservation at 0) free capacity."""
+
+    name = "test-reads-the-view"
+    seen: dict = {}
+
+    def timers(self):
+        return {"look": 4.0}
+
+    def decide(self, view):
+        acts = super().decide(view)
+        if view.now == 0.0:
+            acts.append(Reserve(0, 0, (1.0, 10.0)))
+        if "look" in view.trigger.timers and view.now == 4.0:
+            g = view.running_groups()
+            self.seen.update(
+                progress=sorted(view.group_progress(int(i)) for i in g.gid),
+                remaining=sorted(view.group_remaining(int(i)) for i in g.gid),
+                idle=view.idle().tolist(), free=view.free().tolist())
+        return acts
+
+
+def test_the_view_reports_progress_idle_and_free_capacity():
+    """m0 <4 cpu, 100 mem, 3 slots>, m1 the same but added at 10 (dead at 4). The contention
+    workload: R (regular, uses 2 cpu, 1 mem) runs at full speed, O (opportunistic, uses 4
+    cpu, 1 mem) gets the 2 cpu left: rate 1/2. At 4: progress R 4, O 2; remaining 6 and 8.
+    Idle = capacity - use: m0 cpu 4 - 2 - 2 = 0, mem 100 - 2 = 98, slots 3 - 2 = 1; m1
+    dead: 0 everywhere. Free (regular) after reserving <1 cpu, 10 mem> on m0: cpu
+    4 - 2 - 1 = 1, mem 100 - 1 - 10 = 89, slots 3 - 1 (R) - 1 (O's container) = 1
+    (reservations hold no slot); disk and net unbounded; m1 dead: 0."""
+    pol = ReadsTheView()
+    pol.seen = {}
+    cl = machines((4, 100), (4, 100), slots=3, add_time=[0.0, 10.0])
+    res = schedlab.simulate(_contention_workload(), cl, pol, until=5)
+    assert pol.seen["progress"] == pytest.approx([2.0, 4.0])
+    assert pol.seen["remaining"] == pytest.approx([6.0, 8.0])
+    inf = float("inf")
+    assert pol.seen["idle"] == [[0.0, 98.0, inf, inf, 1.0], [0.0] * 5]
+    assert pol.seen["free"] == [[1.0, 89.0, inf, inf, 1.0], [0.0] * 5]
+    assert res.summary["actions_rejected"] == 0
+
+
+class FreeOfHeartbeatRows(Policy):
+    """Heartbeat mode: records view.free([0, 1]) and view.free() at each heartbeat."""
+
+    name = "test-free-rows"
+    seen: list = []
+
+    def decide(self, view):
+        if view.heartbeat_machine is not None:
+            self.seen.append((view.heartbeat_machine, view.free([0, 1]).tolist(), view.free().tolist()))
+        return []
+
+
+def test_free_of_some_machines_in_heartbeat_mode_shows_only_the_heartbeating_one():
+    """Two idle machines <4, 8> and <2, 6>; heartbeats of m0 at 1.5 and m1 at 3 (period 3;
+    the policy places nothing).
+    free([0, 1]) equals those rows of free(): the heartbeating machine's full capacity, the
+    other one's row all zeros."""
+    pol = FreeOfHeartbeatRows()
+    pol.seen = []
+    wl = WorkloadBuilder().task("A", "t", dur=1).frame()          # never placed: stays pending
+    schedlab.simulate(wl, machines((4, 8), (2, 6)), pol, config={"heartbeat_interval": 3.0}, until=4)
+    inf = float("inf")
+    rows = {0: [4.0, 8.0, inf, inf, inf], 1: [2.0, 6.0, inf, inf, inf]}
+    zero = [0.0] * 5
+    assert [hb for hb, _, _ in pol.seen] == [0, 1]
+    for hb, some, full in pol.seen:
+        want = [rows[0] if hb == 0 else zero, rows[1] if hb == 1 else zero]
+        assert some == want and full == want
+
+
+class SeesCompletions(Policy):
+    """Places every pending task on machine 0; records the completions of each decision."""
+
+    name = "test-sees-completions"
+    seen: list = []
+
+    def decide(self, view):
+        if view.trigger.completions:
+            self.seen.append((view.now, sorted(view.trigger.completions)))
+        return [Place(int(t), 0, int(view.pending[t])) for t in view.pending_tasks()]
+
+
+def test_groups_finishing_together_reach_the_policy_in_one_decision():
+    """A and B (10 s each) start together at 0 on one machine: both end at 10, and one
+    decision at 10 sees both completions."""
+    pol = SeesCompletions()
+    pol.seen = []
+    res = schedlab.simulate(WorkloadBuilder().task("A", "t", dur=10).task("B", "t", dur=10).frame(),
+                            machines((4, 8)), pol)
+    assert pol.seen == [(10.0, [0, 1])]
+    assert res.summary["decisions"] == 2          # arrivals at 0, completions at 10
+
+
+def test_area_integrals_of_a_run_cut_short_on_a_fast_machine_and_a_late_one():
+    """m0 <4 cpu, 8 mem> runs at speed 2; m1 joins at 5. A (uses 1 cpu, 100 s of work) runs
+    on m0 from 0; the run is cut at 10: A has done 20 s of work in 10 s of wall time, so
+    its used cpu area is 1 x 10 = 10 cpu-s (1 x 5 if progress were read at 1/speed).
+    Alive time: m0 10 s, m1 5 s."""
+    wl = WorkloadBuilder().task("A", "t", dur=100, cpu=1, cpu_used=1.0, mem_used=1.0).frame()
+    cl = machines((4, 8, 2.0), (4, 8), add_time=[0.0, 5.0])
+    res = schedlab.simulate(wl, cl, "fifo", until=10)
+    rec = res.sim.records
+    assert rec.area_used[0, 0] == pytest.approx(10.0)
+    assert rec.area_alive.tolist() == [10.0, 5.0]
+
+
+def test_levels_follow_the_capacity_when_a_machine_leaves():
+    """Two machines <4, 8>; m1 leaves at 5. The recorded cluster capacity is 8 cpu until 5,
+    then 4."""
+    wl = WorkloadBuilder().task("A", "t", dur=10).frame()
+    res = schedlab.simulate(wl, machines((4, 8), (4, 8), remove_time=[np.inf, 5.0]), "fifo")
+    rec = res.sim.records
+    levels = rec.level_buf[:rec.n_levels]
+    cap_cpu = 1 + 2 * 5                               # row: time, alloc (5), used (5), capacity
+    at = {float(t): float(c) for t, c in zip(levels[:, 0], levels[:, cap_cpu])}
+    assert at[0.0] == 8.0 and at[5.0] == 4.0
+
+
+# --- Cluster files ------------------------------------------------------------------------
+from schedlab.cluster.spec import read_cluster  # noqa: E402
+from schedlab.errors import InputError  # noqa: E402
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".yaml"])
+def test_read_cluster_by_suffix_names_the_cluster_after_the_file(tmp_path, suffix):
+    """The same two machines, m0 <4 cpu, 8 mem> and m1 <2, 6>, written as CSV, Parquet and
+    YAML: each reads back with those ids and capacities, the cluster named after the file
+    without its suffix; to_frame gives the table back and describe the totals."""
+    df = pd.DataFrame({"machine_id": ["m0", "m1"], "cpu": [4.0, 2.0], "mem": [8.0, 6.0]})
+    path = tmp_path / f"small{suffix}"
+    if suffix == ".csv":
+        df.to_csv(path, index=False)
+    elif suffix == ".parquet":
+        df.to_parquet(path)
+    else:
+        path.write_text("machines:\n  - {machine_id: m0, cpu: 4, mem: 8}\n"
+                        "  - {machine_id: m1, cpu: 2, mem: 6}\n")
+    spec = read_cluster(path)
+    assert spec.name == "small" and spec.machine_ids.tolist() == ["m0", "m1"]
+    assert spec.capacity[:, :2].tolist() == [[4.0, 8.0], [2.0, 6.0]]
+    frame = spec.to_frame()
+    assert frame[["machine_id", "cpu", "mem"]].values.tolist() == [["m0", 4.0, 8.0], ["m1", 2.0, 6.0]]
+    assert spec.describe() == "2 machines, cpu total 6, mem total 14"
+
+
+@pytest.mark.parametrize("body", ["machines: 5\n", "machines: []\n", "other: 1\n"])
+def test_a_cluster_file_without_a_machines_list_is_an_input_error(tmp_path, body):
+    """'machines' must be a non-empty list of tables: a number, an empty list or a missing
+    key is refused with a message that says what is expected."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(body)
+    with pytest.raises(InputError, match="top-level 'machines' list"):
+        read_cluster(path)
+
+
+# --- The sticky phase that PRI's code runs for HYBRID ---------------------------------------
+
+def test_hybrid_sticky_task_is_not_evicted_the_regular_one_is():
+    """HYBRID, 1 sticky label, one machine with 2 slots, deciding on every event. S
+    (priority 0) arrives first, at 0, and takes the label; R (priority 1) at 0.5 runs as
+    regular work. H (priority 10) at 1 finds no free slot and evicts a non-sticky task of
+    lower priority: R (S, the lowest class, is sticky). H runs 1-6, R restarts at 6. Z (2
+    instances, at 50) shows that multi-instance tasks (sticky count from the running
+    groups) are placed too: both instances 50-51."""
+    wl = (WorkloadBuilder().task("S", "t", dur=10, prio=0).task("R", "t", at=0.5, dur=10, prio=1)
+          .task("H", "t", at=1, dur=5, prio=10).task("Z", "t", at=50, dur=1, n=2).frame())
+    res = schedlab.simulate(wl, machines((2, 8), slots=2), "hybrid",
+                            params={"unit_time": 0.0, "sticky_slots": 1})
+    assert _pri_rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("R", 0, 0.5, 1.0, "evicted"),
+                              ("R", 1, 6.0, 16.0, "completed"), ("S", 0, 0.0, 10.0, "completed"),
+                              ("Z", 0, 50.0, 51.0, "completed"), ("Z", 0, 50.0, 51.0, "completed")]
+
+
+def test_hybrid_sticky_phase_may_evict_when_asked_to():
+    """sticky_evicts=True, 1 sticky label, one machine <2 cpu, 4 mem, 2 slots>. A (uses 1
+    mem, 2 s) takes the label at 0; B (priority 0, uses 2.5 mem) runs as regular work. At 2
+    A ends and C (priority 1, uses 2 mem) arrives: the label is free and so is a slot, but
+    only 1.5 mem is. The sticky phase evicts B (lower priority; its 2.5 mem make room) and
+    places C, sticky, 2-12. B (2.5 mem) fits again only when C ends: 12-112."""
+    wl = (WorkloadBuilder().task("A", "t", dur=2, mem=0.5, mem_used=1)
+          .task("B", "t", dur=100, mem=0.5, mem_used=2.5)
+          .task("C", "t", at=2, dur=10, prio=1, mem=0.5, mem_used=2).frame())
+    res = schedlab.simulate(wl, machines((2, 4), slots=2), "hybrid",
+                            params={"unit_time": 0.0, "sticky_slots": 1, "sticky_evicts": True})
+    assert _pri_rows(res) == [("A", 0, 0.0, 2.0, "completed"), ("B", 0, 0.0, 2.0, "evicted"),
+                              ("B", 1, 12.0, 112.0, "completed"), ("C", 0, 2.0, 12.0, "completed")]
+
+
+# --- Usage steps on a second machine ----------------------------------------------------------
+import json  # noqa: E402
+
+
+def _stepped(job, **kw):
+    # cpu 0.4 per instance until half its work is done, then 0.8 (request 1 cpu)
+    return WorkloadBuilder().task(job, "t", dur=10, cpu=1, mem=0.5, cpu_used=1.0, mem_used=0.5,
+                                  usage_steps=json.dumps([[0.0, {"cpu": 0.4}], [0.5, {"cpu": 0.8}]]),
+                                  **kw)
+
+
+def test_stepped_usage_area_is_charged_to_the_machine_that_runs_it():
+    """m0 <0.5 cpu> is too small, so FIFO puts A on m1 <2 cpu>. The run is cut at 4, in A's
+    first segment: used cpu area 0.4 x 4 = 1.6 cpu-s on m1, none on m0."""
+    res = schedlab.simulate(_stepped("A").frame(), machines((0.5, 8), (2, 8)), "fifo", until=4)
+    assert res.sim.records.area_used[:, 0].tolist() == pytest.approx([0.0, 1.6])
+
+
+class OppOnM1ThenPreempt(Policy):
+    """Places every task opportunistically on machine 1; at t = 4 preempts all running groups."""
+
+    name = "test-opp-on-m1"
+    oversubscribes = True
+
+    def timers(self):
+        return {"stop": 4.0}
+
+    def decide(self, view):
+        if "stop" in view.trigger.timers and view.now == 4.0:
+            return [Preempt(int(g), outcome="preempted", requeue=False) for g in view.running_groups().gid]
+        return [Place(int(t), 1, int(view.pending[t]), opportunistic=True) for t in view.pending_tasks()]
+
+
+def test_wasted_cpu_of_a_stepped_opportunistic_task_preempted_on_a_fast_machine():
+    """A runs opportunistically on m1 (speed 2) from 0 and is dropped at 4, after 8 s of work:
+    cpu 0.4 for its first 5 s of work and 0.8 for the next 3, i.e. 4.4 cpu x work-seconds,
+    done in 4.4 / 2 = 2.2 cpu-s of wall time, all wasted."""
+    res = schedlab.simulate(_stepped("A").frame(), machines((4, 8), (4, 8, 2.0)), OppOnM1ThenPreempt())
+    assert res.summary["wasted_cpu_seconds"] == pytest.approx(2.2)
+
+
+class PlaceThenCut(Policy):
+    """Places every pending task on machine 0 (opportunistic for jobs named O*); at t = 4
+    preempts one instance of each running group ("partial") or promotes it; records the
+    regular allocation at t = 6."""
+
+    name = "test-place-then-cut"
+    oversubscribes = True
+    mode = "partial"
+    seen: dict = {}
+
+    def timers(self):
+        return {"t": 2.0}
+
+    def decide(self, view):
+        w = self.workload
+        if view.now == 4.0 and not self.seen.get("cut"):
+            self.seen["cut"] = True          # once: the engine asks again at 4 after the cut
+            g = view.running_groups()
+            if self.mode == "partial":
+                return [Preempt(int(i), count=1, outcome="preempted", requeue=False) for i in g.gid]
+            return [Promote(int(i)) for i in g.gid]
+        if view.now == 6.0:
+            self.seen["alloc"] = view.allocated[0, :2].tolist()
+        return [Place(int(t), 0, int(view.pending[t]),
+                      opportunistic=str(w.job_ids[w.job[t]]).startswith("O")) for t in view.pending_tasks()]
+
+
+def test_a_stepped_group_partly_preempted_keeps_the_rest_running():
+    """A: 2 instances in one group, stepped (cpu 0.4 for the first 5 s of work, then 0.8).
+    At 4 one instance is dropped; the other runs on to 10. Used cpu area: 2 x 0.4 x 4 = 3.2
+    until 4, then 0.4 x 1 + 0.8 x 5 = 4.4: 7.6 cpu-s."""
+    pol = PlaceThenCut()
+    pol.mode, pol.seen = "partial", {}
+    res = schedlab.simulate(_stepped("A", n=2).frame(), machines((4, 8)), pol)
+    assert res.sim.records.area_used[0, 0] == pytest.approx(7.6)
+    assert sorted(res.tasks["end_time"].tolist()) == [4.0, 10.0]
+
+
+def test_a_promoted_stepped_group_is_allocated_its_request_only():
+    """O (opportunistic, request 1 cpu and 0.5 mem, stepped usage) is promoted at 4: the
+    regular allocation is then its request, <1, 0.5>, whatever its usage step."""
+    pol = PlaceThenCut()
+    pol.mode, pol.seen = "promote", {}
+    schedlab.simulate(_stepped("O").frame(), machines((4, 8)), pol)
+    assert pol.seen["alloc"] == [1.0, 0.5]
+
+
+def test_samples_record_used_and_allocated_fractions():
+    """One machine <4 cpu, 8 mem>; A requests <2, 4> and uses <1, 2> for 10 s from 0.
+    Samples every 1 s: at 1, used is 1/4 cpu and 2/8 mem, allocated 2/4 and 4/8 (disk and
+    net unbounded: 0)."""
+    wl = WorkloadBuilder().task("A", "t", dur=10, cpu=2, mem=4, cpu_used=1.0, mem_used=2.0).frame()
+    res = schedlab.simulate(wl, machines((4, 8)), "fifo", config={"sample_interval": 1.0})
+    rec = res.sim.records
+    k = rec.samples_t.index(1.0)
+    assert rec.samples_used[k].tolist() == [[0.25, 0.25, 0.0, 0.0]]
+    assert rec.samples_alloc[k].tolist() == [[0.5, 0.5, 0.0, 0.0]]
+
+
+def test_a_non_numeric_capacity_is_an_input_error_naming_row_and_column(tmp_path):
+    """Row 3 of the file (the second machine) has cpu "lots": refused, naming the row and
+    the column."""
+    path = tmp_path / "c.csv"
+    path.write_text("machine_id,cpu,mem\nm0,4,8\nm1,lots,8\n")
+    with pytest.raises(InputError, match="not a number") as err:
+        read_cluster(path)
+    assert "row 3" in str(err.value) and "cpu" in str(err.value)
+
+
+def test_a_task_that_fits_on_no_machine_is_an_input_error_naming_the_resource():
+    """A asks for 1 cpu and 20 mem; the machines have 2 and 1 cpu, 8 mem: it fits by cpu
+    but not by memory, so the error names memory, the resource it overflows."""
+    wl = WorkloadBuilder().task("A", "t", cpu=1, mem=20).frame()
+    with pytest.raises(InputError, match="requests mem 20 per instance.*largest mem is 8"):
+        schedlab.simulate(wl, machines((2, 8), (1, 8)), "fifo")
+
+
+@pytest.mark.parametrize("body, row, column, message, expected", [
+    ("m0,4,8\nm1,4,\n", 3, "mem", "value is missing", "a number"),
+    ("m0,4,8\nm1,-1,8\n", 3, "cpu", "value -1 is out of range", "> 0"),
+    ("", None, None, "the cluster has no machines", None),
+])
+def test_cluster_file_errors_name_file_row_and_column(tmp_path, body, row, column, message, expected):
+    """Rows count from the header line (1), so the second machine is row 3."""
+    path = tmp_path / "c.csv"
+    path.write_text("machine_id,cpu,mem\n" + body)
+    with pytest.raises(InputError) as err:
+        read_cluster(path)
+    e = err.value
+    assert (e.file, e.row, e.column, e.message, e.expected) == (str(path), row, column, message, expected)
+
+
+def test_a_duplicate_machine_id_is_refused_on_its_row_and_a_table_is_named_after_its_source():
+    """The second m0 is on row 3. A table read without a name takes its source's stem."""
+    from schedlab.cluster.spec import cluster_from_table
+    df = pd.DataFrame({"machine_id": ["m0", "m0"], "cpu": [1.0, 1.0], "mem": [1.0, 1.0]})
+    with pytest.raises(InputError, match="appears twice") as err:
+        cluster_from_table(df, source="dup.csv")
+    assert (err.value.row, err.value.column) == (3, "machine_id")
+    assert cluster_from_table(df.assign(machine_id=["a", "b"]), source="x/rack7.csv").name == "rack7"
+
+
+def test_hybrid_sticky_evictions_use_only_the_labels_left_after_filling():
+    """sticky_evicts=True, 2 sticky labels, one machine <8 cpu, 10 mem, 4 slots>. S1, S2
+    (1 mem, 5 s) take both labels at 0; R1, R2 (priority 0, 3 mem) run as regular work from
+    0.5. At 5 S1 and S2 end: 2 labels and 2 slots are free, 4 mem. A, B, C (priority 1)
+    arrive: A (1 mem) fills a free slot with a label; B (4 mem) fits only by evicting R2
+    (the most recent) and takes the last label; C (4 mem) then evicts R1 as regular work:
+    no label is left for it. Sticky: S1, S2, A, B; not C."""
+    wl = (WorkloadBuilder().task("S1", "t", dur=5, mem=0.5, mem_used=1).task("S2", "t", dur=5, mem=0.5, mem_used=1)
+          .task("R1", "t", at=0.5, dur=100, mem=0.5, mem_used=3)
+          .task("R2", "t", at=0.5, dur=100, mem=0.5, mem_used=3)
+          .task("A", "t", at=5, dur=10, prio=1, mem=0.5, mem_used=1)
+          .task("B", "t", at=5, dur=10, prio=1, mem=0.5, mem_used=4)
+          .task("C", "t", at=5, dur=10, prio=1, mem=0.5, mem_used=4).frame())
+    res = schedlab.simulate(wl, machines((8, 10), slots=4), "hybrid",
+                            params={"unit_time": 0.0, "sticky_slots": 2, "sticky_evicts": True})
+    w = res.sim.w
+    first = res.attempts[res.attempts.attempt == 0]
+    sticky = {str(w.job_ids[w.job[t]]) for t in first[first.sticky.astype(bool)].task}
+    assert sticky == {"S1", "S2", "A", "B"}
+    rows = _pri_rows(res)
+    assert ("R1", 0, 0.5, 5.0, "evicted") in rows and ("R2", 0, 0.5, 5.0, "evicted") in rows
+    assert ("C", 0, 5.0, 15.0, "completed") in rows
