@@ -923,3 +923,32 @@ def test_hybrid_sticky_evictions_use_only_the_labels_left_after_filling():
     rows = _pri_rows(res)
     assert ("R1", 0, 0.5, 5.0, "evicted") in rows and ("R2", 0, 0.5, 5.0, "evicted") in rows
     assert ("C", 0, 5.0, 15.0, "completed") in rows
+
+
+# --- Found by the fresh sample (scripts/mutation_sample.py, seed 21) ------------------------
+
+class QueueLengthScript(QueueScript):
+    """QueueScript, also noting machine 0's node-queue length at every decision."""
+
+    name = "test-queue-length-script"
+    lengths: list = []
+
+    def decide(self, view):
+        self.lengths.append((view.now, int(view.queue_length[0])))
+        return super().decide(view)
+
+
+def test_queue_length_follows_the_node_queue_and_applied_actions_are_counted():
+    """The QueueScript run: at 0 the queue is empty when asked; B's 2 instances (C's one was
+    taken back) are queued when A ends at 10 and leave it then, so 0 at 15 and 16.
+    Applied actions by hand: at 0 Place A, Enqueue B x2, Enqueue C, Drop D, Dequeue C (the
+    other 4 are refused); at 10 Place B x2 from the queue; at 15 Place C: 7 in all."""
+    wl = (WorkloadBuilder().task("A", "t", cpu=2, dur=10).task("B", "t", cpu=1, dur=5, n=2)
+          .task("C", "t", cpu=1, dur=1).task("D", "t", cpu=1, dur=1).frame())
+    pol = QueueLengthScript()
+    pol.queues_seen, pol.lengths = [], []
+    res = schedlab.simulate(wl, machines((2, 100)), pol)
+    assert pol.lengths[:3] == [(0.0, 0), (10.0, 2), (15.0, 0)]
+    assert all(n == 0 for t, n in pol.lengths if t > 10)
+    assert res.sim.records.counters["actions_applied"] == 7
+    assert res.sim.records.counters["actions_rejected"] == 4
