@@ -952,3 +952,60 @@ def test_queue_length_follows_the_node_queue_and_applied_actions_are_counted():
     assert all(n == 0 for t, n in pol.lengths if t > 10)
     assert res.sim.records.counters["actions_applied"] == 7
     assert res.sim.records.counters["actions_rejected"] == 4
+
+
+class _NotAnAction:
+    pass
+
+
+class UnknownThenPlace(Policy):
+    """Returns an object that is no action, then places every pending task on machine 0."""
+
+    name = "test-unknown-action"
+
+    def decide(self, view):
+        return [_NotAnAction()] + [Place(int(t), 0) for t in view.pending_tasks()]
+
+
+def test_an_unknown_action_is_refused_as_an_error_and_the_rest_still_applies():
+    """One 1-cpu task on a 1-cpu machine: the first decision holds the unknown object
+    (refused, ERROR, counted as "_NotAnAction:error") and the Place after it (applied),
+    so A runs 0-1; the decision at 1 (A's completion) refuses another unknown object."""
+    res = schedlab.simulate(WorkloadBuilder().task("A", "t", dur=1).frame(), machines((1, 10)),
+                            UnknownThenPlace())
+    assert _starts(res)[("A", "t")] == [0.0]
+    assert res.sim.records.rejection_counts == {f"_NotAnAction:{Status.ERROR.value}": 2}
+    assert res.sim.records.counters["actions_applied"] == 1
+
+
+class PlaceQueueThenMove(Policy):
+    """At 0: A runs on machine 0 and B waits in machine 0's node queue. Afterwards: every
+    pending task is offered to machine 0 first (refused once it is gone), then machine 1."""
+
+    name = "test-place-queue-then-move"
+    seen: list = []
+
+    def decide(self, view):
+        w = self.workload
+        A, B = (_index(w, j, "t") for j in "AB")
+        if view.now == 0.0:
+            return [Place(A, 0), Enqueue(B, 0, 1)]
+        self.seen.append((view.now, int(view.pending[A]), int(view.pending[B])))
+        acts = []
+        for t in view.pending_tasks():
+            acts += [Place(int(t), 0), Place(int(t), 1)]
+        return acts
+
+
+def test_a_removed_machine_returns_its_work_and_refuses_new_work():
+    """Machine 0 (1 cpu) leaves at 5; machine 1 (2 cpu) stays. A (10 s) runs on m0 from 0
+    and is killed at 5, requeued; B (10 s), queued at m0, goes back to pending. At 5 both
+    are pending; each is offered to m0 (refused: not alive, INFEASIBLE) and then to m1,
+    where both run 5-15."""
+    wl = WorkloadBuilder().task("A", "t", dur=10).task("B", "t", dur=10).frame()
+    pol = PlaceQueueThenMove()
+    pol.seen = []
+    res = schedlab.simulate(wl, machines((1, 10), (2, 10), remove_time=[5.0, np.inf]), pol)
+    assert pol.seen[0] == (5.0, 1, 1)
+    assert res.sim.records.rejection_counts == {f"Place:{Status.INFEASIBLE.value}": 2}
+    assert _ends(res) == {"A": 15.0, "B": 15.0}
