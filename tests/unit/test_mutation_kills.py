@@ -1009,3 +1009,62 @@ def test_a_removed_machine_returns_its_work_and_refuses_new_work():
     assert pol.seen[0] == (5.0, 1, 1)
     assert res.sim.records.rejection_counts == {f"Place:{Status.INFEASIBLE.value}": 2}
     assert _ends(res) == {"A": 15.0, "B": 15.0}
+
+
+from schedlab.cluster.actions import Unreserve  # noqa: E402
+
+
+class ReserveThenRelease(Policy):
+    """At 0: hold machine 0's 2 cpu for job C, then try A there (refused: nothing is free for
+    A). When C arrives at 2: release the hold, release it again (refused: none left), then
+    place A and C."""
+
+    name = "test-reserve-then-release"
+
+    def decide(self, view):
+        w = self.workload
+        A, C = (_index(w, j, "t") for j in "AC")
+        if view.now == 0.0:
+            return [Reserve(0, int(w.job[C]), (2.0,)), Place(A, 0)]
+        if view.now == 2.0:
+            return [Unreserve(0, int(w.job[C])), Unreserve(0, int(w.job[C])), Place(A, 0),
+                    Place(C, 0)]
+        return []
+
+
+def test_unreserve_frees_the_held_capacity_once():
+    """2-cpu machine; A (1 cpu, 1 s) at 0, C (1 cpu, 1 s) at 2. The hold for C keeps A
+    waiting until the release at 2; then both start at 2. Refused: A's Place at 0
+    (unschedulable) and the second release (infeasible: no reservation left)."""
+    wl = WorkloadBuilder().task("A", "t", dur=1).task("C", "t", at=2.0, dur=1).frame()
+    res = schedlab.simulate(wl, machines((2, 10)), ReserveThenRelease())
+    s = _starts(res)
+    assert s[("A", "t")] == [2.0] and s[("C", "t")] == [2.0]
+    u, i = Status.UNSCHEDULABLE.value, Status.INFEASIBLE.value
+    assert res.sim.records.rejection_counts == {f"Place:{u}": 1, f"Unreserve:{i}": 1}
+
+
+class TwoTimers(Policy):
+    """Two timers, "a" every 1 s and "b" every 2.5 s; notes which fire when, places A."""
+
+    name = "test-two-timers"
+    fired: list = []
+
+    def timers(self):
+        return {"a": 1.0, "b": 2.5}
+
+    def decide(self, view):
+        if view.trigger.timers:
+            self.fired.append((view.now, sorted(view.trigger.timers)))
+        return [Place(int(t), 0) for t in view.pending_tasks()]
+
+
+def test_each_timer_fires_on_its_own_period():
+    """A (6 s) from 0 keeps the run alive; from the first submission (0), "a" fires at
+    1, 2, 3, 4, 5 and "b" at 2.5 and 5: both at 5."""
+    pol = TwoTimers()
+    pol.fired = []
+    schedlab.simulate(WorkloadBuilder().task("A", "t", dur=6).frame(), machines((1, 10)), pol)
+    early = [(t, names) for t, names in pol.fired if t < 6]
+    assert early == [(1.0, ["a"]), (2.0, ["a"]), (2.5, ["b"]), (3.0, ["a"]), (4.0, ["a"]),
+                     (5.0, ["a", "b"])]
