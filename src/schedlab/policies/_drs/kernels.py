@@ -52,22 +52,27 @@ def _scan_place(order, pending, request, job, free, cap_cpu, cap_mem, min_slots,
     cand = np.empty(M, dtype=np.int64)
     n_cand = 0
     top_c = top_m = top_s = -np.inf
-    for m in range(M):
-        top_c = max(top_c, free[m, R_CPU])
-        top_m = max(top_m, free[m, R_MEM])
-        top_s = max(top_s, free[m, R_SLOTS])
-        if free[m, R_SLOTS] + _EPS >= min_slots:
-            cand[n_cand] = m
-            n_cand += 1
+    stale = True                      # free changed: redo the maxima and the candidates
     while i < P:
         t = order[i]
-        if c == 0 and not can_act and top_s < 1 - _EPS:
-            return n, i, c, DONE      # no free processor and no victim: nothing can start
         rc = request[t, R_CPU]
         rm = request[t, R_MEM]
         rs = request[t, R_SLOTS]
         j = job[t]
-        while c < pending[t]:
+        while c < pending[t]:         # pending tasks have at least one pending instance
+            if stale:
+                n_cand = 0
+                top_c = top_m = top_s = -np.inf
+                for m in range(M):
+                    top_c = max(top_c, free[m, R_CPU])
+                    top_m = max(top_m, free[m, R_MEM])
+                    top_s = max(top_s, free[m, R_SLOTS])
+                    if free[m, R_SLOTS] + _EPS >= min_slots:
+                        cand[n_cand] = m
+                        n_cand += 1
+                stale = False
+            if c == 0 and not can_act and top_s < 1 - _EPS:
+                return n, i, c, DONE  # no free processor and no victim: nothing can start
             k = -1
             if top_c + _EPS >= rc and top_m + _EPS >= rm and top_s + _EPS >= rs:
                 best = np.inf
@@ -92,15 +97,7 @@ def _scan_place(order, pending, request, job, free, cap_cpu, cap_mem, min_slots,
             if mode == MODE_SPLIT:
                 job_started[j] = True
                 running[j] += 1
-            n_cand = 0
-            top_c = top_m = top_s = -np.inf
-            for m in range(M):
-                top_c = max(top_c, free[m, R_CPU])
-                top_m = max(top_m, free[m, R_MEM])
-                top_s = max(top_s, free[m, R_SLOTS])
-                if free[m, R_SLOTS] + _EPS >= min_slots:
-                    cand[n_cand] = m
-                    n_cand += 1
+            stale = True
             c += 1
         i += 1
         c = 0
