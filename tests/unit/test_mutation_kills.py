@@ -1068,3 +1068,80 @@ def test_each_timer_fires_on_its_own_period():
     early = [(t, names) for t, names in pol.fired if t < 6]
     assert early == [(1.0, ["a"]), (2.0, ["a"]), (2.5, ["b"]), (3.0, ["a"]), (4.0, ["a"]),
                      (5.0, ["a", "b"])]
+
+
+# --- The view's contract and bad actions (seed-22 sample of the fourth session) ----------------
+
+class TriesToWrite(Policy):
+    """Records, at its first decision, which published arrays refuse a write and the groups
+    on machine 0 after the first placement; places every pending task on machine 0."""
+
+    name = "test-tries-to-write"
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self.refused, self.groups = {}, []
+
+    def decide(self, view):
+        if not self.refused:
+            for name in ("capacity", "speed", "alive", "reserved", "queue_length", "pending",
+                         "running_count", "completed", "ended", "ready_time", "ready_rank",
+                         "first_start", "unfinished_parents"):
+                a = getattr(view, name)
+                try:
+                    a[0] = a[0]
+                    self.refused[name] = False
+                except ValueError:
+                    self.refused[name] = True
+        else:
+            self.groups.append(view.groups_on(0))
+        return [Place(int(t), 0, int(view.pending[t])) for t in view.pending_tasks()]
+
+
+def test_the_view_refuses_writes_and_lists_the_groups_of_a_machine():
+    """A policy sees the cluster read-only (docs/guides/writing-a-policy.md): every published
+    array raises on a write. A (2 instances) starts at 0 as one group and B (1) at 1 as a
+    second, both on m0; at B's arrival (t = 1) m0 holds exactly A's group, at A's end
+    (t = 10) B's group only, so groups_on lists the live groups, in id order."""
+    pol = TriesToWrite()
+    wl = (WorkloadBuilder().task("A", "t", n=2, dur=10).task("B", "t", at=1, dur=20).frame())
+    schedlab.simulate(wl, machines((8, 8)), pol)
+    assert pol.refused and all(pol.refused.values()), pol.refused
+    assert len(pol.groups[0]) == 1 and len(pol.groups[1]) == 1
+    assert pol.groups[0] != pol.groups[1]
+    assert all(g == sorted(g) for g in pol.groups)
+
+
+class PlacesOnePastTheEnd(Policy):
+    """Places the task index one past the last task, then every pending task."""
+
+    name = "test-one-past-the-end"
+
+    def decide(self, view):
+        return ([Place(self.workload.n_tasks, 0, 1)]
+                + [Place(int(t), 0, int(view.pending[t])) for t in view.pending_tasks()])
+
+
+def test_a_task_index_one_past_the_end_is_rejected_not_a_crash():
+    """The workload has 1 task (index 0). Place(1, ...) names no task: the engine records it
+    as infeasible ("unknown task 1") at each of the two decisions (arrival at 0, completion at
+    10) and runs the valid placement beside it."""
+    wl = WorkloadBuilder().task("A", "t", dur=10).frame()
+    res = schedlab.simulate(wl, machines((4, 8)), PlacesOnePastTheEnd())
+    rej = res.rejections
+    assert rej["status"].tolist() == ["infeasible", "infeasible"]
+    assert rej["reason"].tolist() == ["unknown task 1"] * 2
+    assert res.tasks["end_time"].tolist() == [10.0]
+
+
+def test_machine_utilisation_is_the_allocated_and_used_area_over_alive_time():
+    """m0 <4 cpu, 8 mem> alone; A <2 cpu, 1 mem> runs from 0 to 10 and uses what it asks.
+    Alive 10 s; allocated cpu area 2 x 10 = 20 over 4 x 10 = 0.5; memory 1 x 10 / 80 = 0.125.
+    m1 <4, 8> idles: 0 allocated."""
+    wl = WorkloadBuilder().task("A", "t", cpu=2, mem=1, dur=10).frame()
+    res = schedlab.simulate(wl, machines((4, 8), (4, 8)), "fifo")
+    m = res.machines.set_index("machine_id")
+    assert m["alive_seconds"].tolist() == [10.0, 10.0]
+    assert m["cpu_util_allocated"].tolist() == pytest.approx([0.5, 0.0])
+    assert m["mem_util_allocated"].tolist() == pytest.approx([0.125, 0.0])
+    assert m["cpu_util_used"].tolist() == pytest.approx([0.5, 0.0])
