@@ -1145,3 +1145,20 @@ def test_machine_utilisation_is_the_allocated_and_used_area_over_alive_time():
     assert m["cpu_util_allocated"].tolist() == pytest.approx([0.5, 0.0])
     assert m["mem_util_allocated"].tolist() == pytest.approx([0.125, 0.0])
     assert m["cpu_util_used"].tolist() == pytest.approx([0.5, 0.0])
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_fifo_puts_work_back_in_its_first_arrival_place_when_its_machine_leaves(incremental):
+    """m0 and m1 <1 cpu, 1 mem>; m1 leaves at 5. Frame order (task ids) B, X, Y, T; arrivals
+    B and T at 0, X at 1, Y at 2, all <1, 1>. FIFO order is the order of becoming ready:
+    B, T, X, Y. B takes m0 (until 100) and T m1; X and Y wait. At 5 m1 leaves and T is
+    requeued with its first-arrival place, ahead of X and Y although its id is the largest.
+    So when B ends at 100 T restarts first (100-110), then X (110-120), then Y (120-130).
+    The same with the incremental first-fit index (on by default from 500 machines)."""
+    wl = (WorkloadBuilder().task("B", "t", dur=100).task("X", "t", at=1, dur=10)
+          .task("Y", "t", at=2, dur=10).task("T", "t", dur=10).frame())
+    cl = machines((1, 1), (1, 1), remove_time=[np.inf, 5.0])
+    res = schedlab.simulate(wl, cl, "fifo", params={"incremental": incremental})
+    s = _starts(res)
+    assert s[("T", "t")] == [0.0, 100.0]
+    assert s[("X", "t")] == [110.0] and s[("Y", "t")] == [120.0]
