@@ -166,6 +166,9 @@ def test_promotion_keeps_progress_and_moves_the_allocation():
     assert pol.seen["r"] == (False, False)
     assert pol.seen["alloc"] == 2.0 and pol.seen["opp_alloc"] == 4.0
     assert res.summary["actions_rejected"] == 0
+    # regular allocation only: R 2 cpu x 30 s, O1 2 cpu from its promotion at 4 to 12.5:
+    # 60 + 17 = 77 cpu-s over 4 cpu x 40 s alive
+    assert res.machines["cpu_util_allocated"].tolist() == pytest.approx([77 / 160])
 
 
 class ReserveThenPlace(Policy):
@@ -1024,6 +1027,7 @@ class ReserveThenRelease(Policy):
     def decide(self, view):
         w = self.workload
         A, C = (_index(w, j, "t") for j in "AC")
+        self.reserved[view.now] = view.reserved[0].tolist()
         if view.now == 0.0:
             return [Reserve(0, int(w.job[C]), (2.0,)), Place(A, 0)]
         if view.now == 2.0:
@@ -1037,9 +1041,13 @@ def test_unreserve_frees_the_held_capacity_once():
     waiting until the release at 2; then both start at 2. Refused: A's Place at 0
     (unschedulable) and the second release (infeasible: no reservation left)."""
     wl = WorkloadBuilder().task("A", "t", dur=1).task("C", "t", at=2.0, dur=1).frame()
-    res = schedlab.simulate(wl, machines((2, 10)), ReserveThenRelease())
+    pol = ReserveThenRelease()
+    pol.reserved = {}
+    res = schedlab.simulate(wl, machines((2, 10)), pol)
     s = _starts(res)
     assert s[("A", "t")] == [2.0] and s[("C", "t")] == [2.0]
+    # what the view shows before each decision: the hold of 2 cpu from 0 to 2, none after
+    assert pol.reserved[2.0][0] == 2.0 and sum(pol.reserved[3.0]) == 0.0
     u, i = Status.UNSCHEDULABLE.value, Status.INFEASIBLE.value
     assert res.sim.records.rejection_counts == {f"Place:{u}": 1, f"Unreserve:{i}": 1}
 
