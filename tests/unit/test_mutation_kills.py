@@ -143,6 +143,10 @@ class PromoteAtFour(OppByName):
                              opp_alloc=float(view.opportunistic_allocated[0, 0]),
                              alloc=float(view.allocated[0, 0]))
             acts.append(Promote(int(g.gid[o1])))
+        if "promote" in view.trigger.timers and view.now == 8.0:
+            g = view.running_groups()
+            o1 = int(np.flatnonzero(g.task == _index(self.workload, "O1", "t"))[0])
+            self.seen["o1_progress_8"] = view.group_progress(int(g.gid[o1]))
         return acts
 
 
@@ -153,7 +157,7 @@ def test_promotion_keeps_progress_and_moves_the_allocation():
     all 4 cpu, so O1 runs at full speed (8.5 s left: it ends at 12.5) and O2 stops. O2 did
     1 + 1.5 = 2.5 s by 4 and resumes at full speed at 12.5: 27.5 s more, ending at 40. R ends
     at 30. At 4 the view shows 3 groups on machine 0, 2 cpu allocated (R) and 4 cpu of
-    opportunistic allocation."""
+    opportunistic allocation; at 8 O1 has done 1.5 + 4 = 5.5 s."""
     wl = (WorkloadBuilder().task("R", "t", cpu=2, mem=1, dur=30, cpu_used=2.0, mem_used=1.0)
           .task("O2", "t", cpu=2, mem=1, dur=30, cpu_used=2.0, mem_used=1.0)
           .task("O1", "t", at=1, cpu=1, mem=1, dur=10, n=2, cpu_used=1.0, mem_used=1.0).frame())
@@ -165,6 +169,7 @@ def test_promotion_keeps_progress_and_moves_the_allocation():
     assert pol.seen["o1"] == (1.0, 1.0, True, True, True, 0)
     assert pol.seen["r"] == (False, False)
     assert pol.seen["alloc"] == 2.0 and pol.seen["opp_alloc"] == 4.0
+    assert pol.seen["o1_progress_8"] == pytest.approx(1.5 + 4.0)     # full speed from 4
     assert res.summary["actions_rejected"] == 0
     # regular allocation only: R 2 cpu x 30 s, O1 2 cpu from its promotion at 4 to 12.5:
     # 60 + 17 = 77 cpu-s over 4 cpu x 40 s alive
