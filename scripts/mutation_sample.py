@@ -119,6 +119,11 @@ EQUIVALENT: dict[str, str] = {
         "output buffer growth: it still holds min(n, end - cur) rows, all the kernel writes",
     "schedlab.policies._fifo_index.xǁFirstFitIndexǁdecide__mutmut_48":
         "a dominated vector not marked dead is scanned, fits nowhere and is marked dead then",
+    "schedlab.engine.simulation.xǁSimulationǁ__init____mutmut_43":
+        "the starting arrival count is overwritten unless the workload is empty, which the reader refuses",
+    "schedlab.cluster.state.xǁGroupTableǁ__init____mutmut_39": "GroupTable.version is never read",
+    "schedlab.policies.fair.xǁFairPolicyǁdecide__mutmut_8":
+        "dead machines add to the memory total: every share scales by the same positive factor",
 }
 # A mutant that hung (time did not advance) and was stopped by hand instead of waiting for
 # mutmut's CPU limit (30x its tests' time): counted as a timeout, i.e. killed.

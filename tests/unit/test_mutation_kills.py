@@ -1175,3 +1175,25 @@ def test_fifo_puts_work_back_in_its_first_arrival_place_when_its_machine_leaves(
     s = _starts(res)
     assert s[("T", "t")] == [0.0, 100.0]
     assert s[("X", "t")] == [110.0] and s[("Y", "t")] == [120.0]
+
+
+def test_opportunistic_containers_take_slots_from_regular_work():
+    """m0 <8 cpu, 100 mem, 2 slots>. O1 (opportunistic, 10 s) and R1 (regular, 20 s) take
+    both slots at 0. X (regular, 5 s) arrives at 1: cpu and memory are plentiful, but
+    1 regular + 1 opportunistic container + X = 3 > 2 slots, so its Place is refused until
+    O1 ends at 10; X runs 10-15."""
+    wl = (WorkloadBuilder().task("O1", "t", dur=10).task("R1", "t", dur=20)
+          .task("X", "t", at=1, dur=5).frame())
+    res = schedlab.simulate(wl, machines((8, 100), slots=2), OppByName())
+    assert _starts(res)[("X", "t")] == [10.0]
+    assert res.sim.records.rejection_counts == {f"Place:{Status.UNSCHEDULABLE.value}": 1}
+
+
+def test_the_records_count_completed_instances_as_integers():
+    """A (3 instances) and B (1) complete: the typed records hold integer counts 3 and 1,
+    which the summary adds up to 4 instances and 2 tasks."""
+    wl = WorkloadBuilder().task("A", "t", n=3, dur=1).task("B", "t", dur=1).frame()
+    res = schedlab.simulate(wl, machines((8, 8)), "fifo")
+    done = res.sim.records.completed
+    assert done.dtype == np.int64 and sorted(done.tolist()) == [1, 3]
+    assert (res.summary["instances_completed"], res.summary["tasks_completed"]) == (4, 2)
