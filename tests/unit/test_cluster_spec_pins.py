@@ -269,6 +269,17 @@ def test_a_counted_name_and_its_numbered_copies_may_coexist():
     assert cluster_from_table(df).machine_ids.tolist() == ["b-0", "b-1", "b-2", "b"]
 
 
+@pytest.mark.parametrize("df", [
+    pd.DataFrame({"machine_id": ["a", "b"], "cpu": 1, "mem": 1}),
+    pd.DataFrame({"machine_id": ["a", "b"], "count": [2, 1], "cpu": 1, "mem": 1}),
+    pd.DataFrame({"count": [2, 1], "cpu": 1, "mem": 1}),
+], ids=["named", "named and counted", "counted"])
+def test_machine_ids_are_plain_strings_in_every_form_of_table(df):
+    """Ids reach the user through repr in messages ("machine_id 'a' appears twice"): a numpy
+    string there would read np.str_('a'). So each id is a Python str, whatever the form."""
+    assert {type(i) for i in cluster_from_table(df).machine_ids} == {str}
+
+
 def test_numeric_machine_ids_are_read_as_text():
     spec = cluster_from_table(pd.DataFrame({"machine_id": [7, 8], "cpu": [1, 1], "mem": [1, 1]}))
     assert spec.machine_ids.tolist() == ["7", "8"]
