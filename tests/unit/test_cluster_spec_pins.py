@@ -9,6 +9,7 @@ docstrings of ``cluster_from_table`` and ``ClusterSpec``), not taken from the co
 from __future__ import annotations
 
 import gzip
+import io
 import math
 
 import numpy as np
@@ -19,7 +20,8 @@ from schedlab.cluster.spec import cluster_from_table, homogeneous_cluster, read_
 from schedlab.errors import InputError
 
 INF = math.inf
-STRICTLY_POSITIVE = ["cpu", "mem", "disk", "net", "slots", "speed"]
+CAPACITY_COLUMNS = ["cpu", "mem", "disk", "net", "slots"]     # the order of spec.capacity
+STRICTLY_POSITIVE = CAPACITY_COLUMNS + ["speed"]
 
 
 def two_machines(**columns) -> pd.DataFrame:
@@ -149,8 +151,7 @@ def test_a_capacity_or_speed_of_zero_is_refused_on_its_row(col):
 @pytest.mark.parametrize("col", STRICTLY_POSITIVE)
 def test_a_capacity_or_speed_below_one_is_accepted(col):
     spec = cluster_from_table(two_machines(**{col: [0.5, 0.25]}))
-    got = spec.speed if col == "speed" else spec.capacity[:, ["cpu", "mem", "disk", "net",
-                                                               "slots"].index(col)]
+    got = spec.speed if col == "speed" else spec.capacity[:, CAPACITY_COLUMNS.index(col)]
     assert got.tolist() == [0.5, 0.25]
 
 
@@ -188,7 +189,7 @@ def test_join_and_leave_times_may_be_negative_or_zero():
 
 
 def test_whole_numbers_in_the_file_give_float_arrays():
-    """The docstring promises float arrays; a file of whole numbers reads as ints."""
+    """pandas reads a column of whole numbers as ints; ClusterSpec promises float arrays."""
     spec = cluster_from_table(two_machines(speed=[1, 2], add_time=[0, 3], remove_time=[9, 8]))
     for arr in (spec.capacity, spec.speed, spec.add_time, spec.remove_time):
         assert arr.dtype == np.float64
@@ -309,7 +310,7 @@ def write_machines(path, *, bad_b: bool = False):
     if name.endswith(".gz"):
         path.write_bytes(gzip.compress(csv.encode()))
     elif name.endswith(".parquet"):
-        pd.read_csv(pd.io.common.StringIO(csv)).to_parquet(path)
+        pd.read_csv(io.StringIO(csv)).to_parquet(path)
     elif name.endswith((".yaml", ".yml")):
         path.write_text(yaml)
     elif name.endswith(".toml"):
