@@ -242,8 +242,8 @@ def test_a_count_of_one_is_accepted_and_zero_is_refused():
 
 def test_a_fractional_count_is_refused_on_the_first_such_row():
     df = pd.DataFrame({"count": [1, 2.5, 3.5], "cpu": [1, 1, 1], "mem": [1, 1, 1]})
-    assert refusal(df, source="rack.csv") == ("rack.csv", 3, "count", "count must be a whole number",
-                                              "an integer >= 1")
+    assert refusal(df, source="rack.csv") == (
+        "rack.csv", 3, "count", "count must be a whole number", "an integer >= 1")
 
 
 def test_a_repeated_machine_id_is_refused_on_its_second_row():
@@ -295,7 +295,8 @@ def test_a_cluster_is_named_after_its_source_unless_named():
 # --- Files -------------------------------------------------------------------------------------
 
 MACHINES_CSV = "machine_id,cpu,mem\na,4,8\nb,2,6\n"
-MACHINES_YAML = "machines:\n  - {machine_id: a, cpu: 4, mem: 8}\n  - {machine_id: b, cpu: 2, mem: 6}\n"
+MACHINES_YAML = ("machines:\n  - {machine_id: a, cpu: 4, mem: 8}\n"
+                 "  - {machine_id: b, cpu: 2, mem: 6}\n")
 MACHINES_TOML = ('[[machines]]\nmachine_id = "a"\ncpu = 4\nmem = 8\n'
                  '[[machines]]\nmachine_id = "b"\ncpu = 2\nmem = 6\n')
 
@@ -343,7 +344,8 @@ def test_a_bad_value_in_a_file_names_the_file_and_the_row_the_user_sees(tmp_path
     with pytest.raises(InputError) as err:
         read_cluster(path)
     e = err.value
-    assert (e.file, e.row, e.column, e.message) == (str(path), row, "cpu", "value 0 is out of range")
+    assert (e.file, e.row, e.column, e.message) == (str(path), row, "cpu",
+                                                    "value 0 is out of range")
 
 
 def test_a_missing_file_is_named(tmp_path):
