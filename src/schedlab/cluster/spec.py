@@ -172,11 +172,12 @@ def cluster_from_table(df: pd.DataFrame, *, source: str = "<cluster>", row_offse
     else:
         rep = np.arange(len(df))
         ids = df["machine_id"].astype(str).to_numpy(dtype=object)
-        dup = pd.Series(ids).duplicated().to_numpy()
-        if dup.any():
-            i = int(np.flatnonzero(dup)[0])
-            raise InputError(f"machine_id {ids[i]!r} appears twice", file=source,
-                             row=i + row_offset, column="machine_id", expected="unique ids")
+    # counted rows can collide too: "a" twice, or "a" x 2 (a-0, a-1) next to "a-1"
+    dup = pd.Series(ids).duplicated().to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise InputError(f"machine_id {ids[i]!r} appears twice", file=source,
+                         row=int(rep[i]) + row_offset, column="machine_id", expected="unique ids")
     capacity = np.stack([cols[r][rep] for r in RESOURCES], axis=1)
     attrs = df[extra].iloc[rep].reset_index(drop=True) if extra else pd.DataFrame(index=range(len(rep)))
     return ClusterSpec(machine_ids=ids, capacity=capacity, speed=cols["speed"][rep].copy(),
