@@ -124,6 +124,18 @@ EQUIVALENT: dict[str, str] = {
     "schedlab.cluster.state.xǁGroupTableǁ__init____mutmut_39": "GroupTable.version is never read",
     "schedlab.policies.fair.xǁFairPolicyǁdecide__mutmut_8":
         "dead machines add to the memory total: every share scales by the same positive factor",
+    # cluster/spec.py census (fourth session; names for the code after the duplicate-id fix)
+    "schedlab.cluster.spec.x__numeric__mutmut_1": "the default minimum is never used: every caller passes one",
+    "schedlab.cluster.spec.x_cluster_from_table__mutmut_64": "drops minimum=0.0 (cpu), which is the default",
+    "schedlab.cluster.spec.x_cluster_from_table__mutmut_83": "drops minimum=0.0 (mem), which is the default",
+    "schedlab.cluster.spec.x_cluster_from_table__mutmut_103":
+        "drops minimum=0.0 (disk, net, slots), which is the default",
+    "schedlab.cluster.spec.x_cluster_from_table__mutmut_129": "drops minimum=0.0 (speed), which is the default",
+    "schedlab.cluster.spec.x_cluster_from_table__mutmut_298":
+        "dtype=None: pandas already gives an object array of Python strings",
+    "schedlab.cluster.spec.x_cluster_from_table__mutmut_332":
+        "with no extra columns both branches give the same empty frame of n rows",
+    "schedlab.cluster.spec.x_read_cluster__mutmut_78": "drops row_offset=2, which is the default",
 }
 # A mutant that hung (time did not advance) and was stopped by hand instead of waiting for
 # mutmut's CPU limit (30x its tests' time): counted as a timeout, i.e. killed.
