@@ -1,0 +1,436 @@
+"""PRI and PRI-k (HYBRID paper's baselines, SEEDS_SPEC §4.2-4.3) pinned rule by rule.
+
+Each case is a tiny hand-built cluster and workload whose schedule follows from the paper's
+rules alone, worked out in the docstring:
+
+* the queue is ordered by priority descending, then first arrival (§4.2 step 3.1);
+* the head takes a free slot (production classes 9-11: the most powerful, by CPU per slot;
+  others: a free slot uniformly at random); else it evicts a running regular task of
+  strictly lower priority: the lowest class, on the most powerful slot for a production
+  evictor, then the most recently started; else the phase stops (§4.2 steps 3-5);
+* an evicted task re-enters the queue keeping its first arrival; PRI-k drops it on its
+  k-th eviction instead (§4.3);
+* memory overrun evicts the lowest priority, most recent start, until memory fits (§4.1).
+
+Machines have at least one cpu per slot and tasks use one cpu, so a task's run time is its
+``dur``. The policies decide on every event (``unit_time=0``) unless said otherwise.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import schedlab
+from schedlab.policies.hybrid import HybridPolicy
+from schedlab.policies.preemptive_priority import PriKPolicy, PriorityPolicy
+from schedlab.testing.builders import WorkloadBuilder, machines
+
+EVENT = {"unit_time": 0.0}
+
+
+def _rows(res):
+    """Sorted (job, attempt, start, end, outcome) of every attempt."""
+    return sorted(res.tasks[["job_id", "attempt", "start_time", "end_time", "outcome"]]
+                  .astype({"job_id": str, "outcome": str}).itertuples(index=False, name=None))
+
+
+def _machines_of(res):
+    """{job: [machine of each attempt, in start order]}"""
+    w, a = res.sim.w, res.attempts.sort_values(["start_time", "task"], kind="stable")
+    out: dict[str, list[int]] = {}
+    for t, m in zip(a["task"], a["machine"]):
+        out.setdefault(str(w.job_ids[w.job[int(t)]]), []).append(int(m))
+    return out
+
+
+def _task(b: WorkloadBuilder, job, *, at=0.0, dur=10.0, prio=0, mem_used=0.0, n=1):
+    return b.task(job, "t", at=at, dur=dur, prio=prio, mem=0.0,
+                  mem_used=mem_used, n=n)
+
+
+def _wl(*specs):
+    """specs: (job, at, dur, prio[, mem_used[, n]])"""
+    b = WorkloadBuilder()
+    for s in specs:
+        job, at, dur, prio, *rest = s
+        _task(b, job, at=at, dur=dur, prio=prio, mem_used=rest[0] if rest else 0.0,
+              n=rest[1] if len(rest) > 1 else 1)
+    return b.frame()
+
+
+class ScriptedRng:
+    """A uniform stream given in advance: ``random()`` returns the next u, and
+    ``integers(n)`` the index floor(u * n) (uniform on 0..n-1 for a uniform u)."""
+
+    def __init__(self, us):
+        self.us = list(us)
+        self.asked: list = []
+
+    def random(self):
+        u = self.us.pop(0)
+        self.asked.append(("random", u))
+        return u
+
+    def integers(self, n):
+        u = self.us.pop(0)
+        self.asked.append(("integers", int(n)))
+        return int(np.floor(u * n))
+
+
+def _scripted(cls, us, **params):
+    """A ``cls`` policy whose random draws come from ``ScriptedRng(us)``."""
+
+    class Scripted(cls):
+        name = f"test-scripted-{cls.name}"
+
+        def reset(self, cluster, workload, rng):
+            super().reset(cluster, workload, rng)
+            self.rng = ScriptedRng(us)
+
+    return Scripted({**EVENT, **params})
+
+
+# --- victim choice --------------------------------------------------------------------------
+
+def test_an_evictor_between_two_running_classes_evicts_the_lower_one():
+    """One machine, 2 slots. L (class 0) and M (class 5) run from 0. H (class 3) arrives at
+    1 with no slot free: only L is of strictly lower class, so L is evicted at 1 (H runs
+    1-11) and restarts when H ends at 11, ending at 21. At that eviction one running
+    regular task (L) was of lower priority than H."""
+    wl = _wl(("L", 0, 10, 0), ("M", 0, 100, 5), ("H", 1, 10, 3))
+    res = schedlab.simulate(wl, machines((2, 8), slots=2), "pri", params=EVENT)
+    assert _rows(res) == [("H", 0, 1.0, 11.0, "completed"), ("L", 0, 0.0, 1.0, "evicted"),
+                          ("L", 1, 11.0, 21.0, "completed"), ("M", 0, 0.0, 100.0, "completed")]
+    assert res.sim.policy.lower_regular_at_eviction == [1]
+
+
+def test_a_task_placed_through_eviction_is_evicted_in_turn():
+    """One slot. L (class 0) runs from 0; M (class 3) evicts it at 1; H (class 5) evicts M
+    at 2 (M is now the lowest class running) and runs 2-7. Then the queue is M (class 3)
+    before L (class 0): M 7-107, L 107-207."""
+    wl = _wl(("L", 0, 100, 0), ("M", 1, 100, 3), ("H", 2, 5, 5))
+    res = schedlab.simulate(wl, machines((1, 8), slots=1), "pri", params=EVENT)
+    assert _rows(res) == [("H", 0, 2.0, 7.0, "completed"),
+                          ("L", 0, 0.0, 1.0, "evicted"), ("L", 1, 107.0, 207.0, "completed"),
+                          ("M", 0, 1.0, 2.0, "evicted"), ("M", 1, 7.0, 107.0, "completed")]
+
+
+def test_two_evictors_in_one_decision_evict_two_different_tasks():
+    """One machine, 2 slots. L1 then L2 (class 0) are placed at 0 (same start: the later
+    placement, L2, counts as the more recent). H1 and H2 (class 5, 5 s) arrive together at
+    1: H1 evicts L2, H2 the one left, L1; both run 1-6, then L1 (first arrival first) and
+    L2 restart at 6. At the first eviction 2 running regular tasks were of lower priority,
+    at the second 1."""
+    wl = _wl(("L1", 0, 10, 0), ("L2", 0, 10, 0), ("H1", 1, 5, 5), ("H2", 1, 5, 5))
+    res = schedlab.simulate(wl, machines((2, 8), slots=2), "pri", params=EVENT)
+    assert _rows(res) == [("H1", 0, 1.0, 6.0, "completed"), ("H2", 0, 1.0, 6.0, "completed"),
+                          ("L1", 0, 0.0, 1.0, "evicted"), ("L1", 1, 6.0, 16.0, "completed"),
+                          ("L2", 0, 0.0, 1.0, "evicted"), ("L2", 1, 6.0, 16.0, "completed")]
+    assert res.sim.policy.lower_regular_at_eviction == [2, 1]
+    assert list(res.sim.policy.priority_evictions) == [1, 1, 0, 0]
+
+
+def test_the_victim_must_leave_room_for_the_evictor_s_memory():
+    """Memory-aware placement, most-free slot choice (ties: the first machine). m0 <1 cpu,
+    4 mem, 1 slot>, m1 <1 cpu, 2 mem, 1 slot>. L1 (class 0, uses 1) takes m0 at 0, L2
+    (class 0, uses 1) m1 at 1. H (class 5, uses 3) at 2: the most recent, L2, would leave
+    only 2 memory on m1, so L1 on m0 (4) is evicted instead. H runs 2-12 on m0; L1 waits
+    for a free slot: m1's, when L2 ends at 11."""
+    wl = _wl(("L1", 0, 10, 0, 1.0), ("L2", 1, 10, 0, 1.0), ("H", 2, 10, 5, 3.0))
+    res = schedlab.simulate(wl, machines((1, 4), (1, 2), slots=1), "pri",
+                            params={**EVENT, "slot_choice": "most-free"})
+    assert _rows(res) == [("H", 0, 2.0, 12.0, "completed"),
+                          ("L1", 0, 0.0, 2.0, "evicted"), ("L1", 1, 11.0, 21.0, "completed"),
+                          ("L2", 0, 1.0, 11.0, "completed")]
+    assert _machines_of(res) == {"L1": [0, 1], "L2": [1], "H": [0]}
+
+
+def test_a_multi_instance_victim_loses_one_instance():
+    """One machine, 2 slots. L has 2 instances (class 0) running from 0. H (class 5, 5 s)
+    at 1 evicts exactly one of them (one victim per evictor): the other ends at 10, the
+    evicted one restarts when H ends at 6 and ends at 16."""
+    wl = _wl(("L", 0, 10, 0, 0.0, 2), ("H", 1, 5, 5))
+    res = schedlab.simulate(wl, machines((2, 8), slots=2), "pri", params=EVENT)
+    assert _rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("L", 0, 0.0, 1.0, "evicted"),
+                          ("L", 0, 0.0, 10.0, "completed"), ("L", 1, 6.0, 16.0, "completed")]
+    assert res.summary["actions_rejected"] == 0
+
+
+def test_a_production_evictor_takes_the_most_powerful_slot_then_the_most_recent():
+    """Class 9 is production (the default production_priority). Most-free slot choice for
+    the others, so placements are fixed: m0 <2 cpu, 2 slots> (1 cpu per slot), m1 <4 cpu,
+    2 slots> (2 per slot, powerful). A, B (class 0) at 0: most free slots, m0 first, then
+    m1 (2 free against 1); C at 1 -> m0, D at 2 -> m1. H (class 9) at 3: the lowest class
+    is 0 everywhere; among the tasks on the most powerful slots (B, D on m1) the most
+    recent, D, is evicted, although C on m0 started later than B."""
+    wl = _wl(("A", 0, 100, 0), ("B", 0, 100, 0), ("C", 1, 100, 0), ("D", 2, 100, 0),
+             ("H", 3, 10, 9))
+    res = schedlab.simulate(wl, machines((2, 8), (4, 8), slots=2), "pri",
+                            params={**EVENT, "slot_choice": "most-free"})
+    assert _machines_of(res) == {"A": [0], "B": [1], "C": [0], "D": [1, 1], "H": [1]}
+    assert [r for r in _rows(res) if r[4] == "evicted"] == [("D", 0, 2.0, 3.0, "evicted")]
+
+
+@pytest.mark.parametrize("prio, machine", [(9, 1), (8, 0)])
+def test_production_classes_start_at_the_production_priority(prio, machine):
+    """production_priority 9: a class-9 task takes the most powerful free slot, m1 <4 cpu,
+    1 slot> (4 cpu per slot) against m0 <4 cpu, 4 slots> (1 per slot); a class-8 task
+    uses the most-free rule and takes m0 (4 free slots against 1)."""
+    res = schedlab.simulate(_wl(("T", 0, 10, prio)), machines((4, 8), (4, 8), slots=[4, 1]),
+                            "pri", params={**EVENT, "slot_choice": "most-free"})
+    assert _machines_of(res) == {"T": [machine]}
+
+
+@pytest.mark.parametrize("powerful, h2_machine, victim", [(True, 0, "S"), (False, 1, "T")])
+def test_powerful_slots_switch_the_production_slot_and_victim_rule(powerful, h2_machine, victim):
+    """Most-free slot choice; m0 <4 cpu, 1 slot> (powerful: 4 per slot), m1 <4 cpu, 4 slots>.
+    H2 (class 9, 0-1) goes to m0 with the powerful-slot rule, else by most-free to m1.
+    Either way then P (0) -> m1, Q (1) -> m1, R (2) -> m1, S (3) -> m0 (1 free each: the
+    first), T (4) -> m1; all class 0. H (class 9) at 5 evicts, among class 0, the task on
+    the most powerful slot (S on m0) with the rule, else the most recent (T)."""
+    wl = _wl(("P", 0, 100, 0), ("Q", 1, 100, 0), ("R", 2, 100, 0), ("S", 3, 100, 0),
+             ("T", 4, 100, 0), ("H", 5, 10, 9), ("H2", 0, 1, 9))
+    res = schedlab.simulate(wl, machines((4, 8), (4, 8), slots=[1, 4]), "pri",
+                            params={**EVENT, "slot_choice": "most-free", "powerful_slots": powerful})
+    got = _machines_of(res)
+    assert got["H2"] == [h2_machine]
+    assert {j: got[j][0] for j in "PQRST"} == {"P": 1, "Q": 1, "R": 1, "S": 0, "T": 1}
+    assert [r[0] for r in _rows(res) if r[4] == "evicted"] == [victim]
+    assert got["H"] == [got[victim][0]]
+
+
+def test_cpu_per_slot_column_decides_which_slots_are_powerful():
+    """The cluster's cpu_per_slot column (Table 1's "avg CPU per slot") is the power, not
+    cpu / slots: m0 says 0.5 per slot although 8 cpu / 2 slots = 4; m1 says 1 (1 cpu / 1
+    slot). The production task goes to m1."""
+    cl = machines((8, 8), (1, 8), slots=[2, 1], cpu_per_slot=[0.5, 1.0])
+    res = schedlab.simulate(_wl(("P", 0, 10, 9)), cl, "pri", params=EVENT)
+    assert _machines_of(res) == {"P": [1]}
+    # without the column, cpu / slots decides: m0 (4 per slot)
+    res = schedlab.simulate(_wl(("P", 0, 10, 9)), machines((8, 8), (1, 8), slots=[2, 1]),
+                            "pri", params=EVENT)
+    assert _machines_of(res) == {"P": [0]}
+
+
+def test_equally_powerful_slots_are_drawn_uniformly():
+    """m0 and m1 both <2 cpu, 2 slots> (1 per slot), m2 <2 cpu, 4 slots> (0.5). A production
+    task ties between m0 and m1 and draws floor(u * 2): u = 0.6 gives m1, u = 0.4 m0."""
+    cl = machines((2, 8), (2, 8), (2, 8), slots=[2, 2, 4])
+    for u, m in ((0.6, 1), (0.4, 0)):
+        pol = _scripted(PriorityPolicy, [u])
+        res = schedlab.simulate(_wl(("P", 0, 10, 9)), cl, pol)
+        assert _machines_of(res) == {"P": [m]}
+        assert pol.rng.asked == [("integers", 2)]
+
+
+# --- slot choice for the other classes ------------------------------------------------------
+
+# three machines of 1, 2 and 3 slots: free slots numbered 0 | 1 2 | 3 4 5
+THREE = machines((1, 8), (2, 8), (3, 8), slots=[1, 2, 3])
+
+
+@pytest.mark.parametrize("u, machine", [(0.0, 0), (0.2, 1), (0.49, 1), (0.5, 2), (0.99, 2)])
+def test_random_slot_is_uniform_over_free_slots(u, machine):
+    """6 free slots: slot floor(6u) is chosen: u = 0 -> slot 0 (m0), 0.2 -> 1.2 (m1),
+    0.49 -> 2.94 (m1), 0.5 -> exactly 3 (m2's first), 0.99 -> 5.94 (m2)."""
+    pol = _scripted(PriorityPolicy, [u])
+    res = schedlab.simulate(_wl(("T", 0, 10, 0)), THREE, pol)
+    assert _machines_of(res) == {"T": [machine]}
+    assert pol.rng.asked == [("random", u)]
+
+
+def test_random_slot_skips_full_machines_and_machines_without_the_memory():
+    """Memory-aware. m0 <1 cpu, 1 mem, 1 slot>, m1 <2, 8, 2>, m2 <3, 8, 3>. F (uses 0.5)
+    fills m0 at 0 with u = 0 (slot 0 of 6). At 1, T (uses 2) fits only on m1 and m2, free
+    slots 1 2 | 3 4 5 renumbered 0 1 | 2 3 4: u = 0 gives m1, u = 0.4 -> 2.0 gives m2's
+    first. At 2, S (uses 0.5): m0 is full: with u = 0 it goes to m1 (after T on m2)."""
+    cl = machines((1, 1), (2, 8), (3, 8), slots=[1, 2, 3])
+    wl = _wl(("F", 0, 10, 0, 0.5), ("T", 1, 10, 0, 2.0), ("S", 2, 10, 0, 0.5))
+    res = schedlab.simulate(wl, cl, _scripted(PriorityPolicy, [0.0, 0.4, 0.0]))
+    assert _machines_of(res) == {"F": [0], "T": [2], "S": [1]}
+    res = schedlab.simulate(wl, cl, _scripted(PriorityPolicy, [0.0, 0.0, 0.0]))
+    assert _machines_of(res) == {"F": [0], "T": [1], "S": [1]}
+
+
+def test_random_machine_is_uniform_over_machines_with_a_free_slot():
+    """slot_choice random-machine: m0 (1 slot) is full after F (u = 0: machine 0 of 3).
+    T then draws among m1, m2: floor(0.6 * 2) = 1 -> m2; floor(0.4 * 2) = 0 -> m1."""
+    wl = _wl(("F", 0, 10, 0), ("T", 1, 10, 0))
+    for u, m in ((0.6, 2), (0.4, 1)):
+        pol = _scripted(PriorityPolicy, [0.0, u], slot_choice="random-machine")
+        res = schedlab.simulate(wl, THREE, pol)
+        assert _machines_of(res) == {"F": [0], "T": [m]}
+        assert pol.rng.asked == [("integers", 3), ("integers", 2)]
+
+
+def test_most_free_takes_the_machine_with_most_free_slots():
+    """slot_choice most-free: T1 -> m2 (3 free), T2 -> m1 or m2 (2 each: the first, m1),
+    T3 -> m2 (2 against m1's 1)."""
+    wl = _wl(("T1", 0, 10, 0), ("T2", 1, 10, 0), ("T3", 2, 10, 0))
+    res = schedlab.simulate(wl, THREE, "pri", params={**EVENT, "slot_choice": "most-free"})
+    assert _machines_of(res) == {"T1": [2], "T2": [1], "T3": [2]}
+
+
+def test_a_machine_without_a_slot_limit_takes_any_number_of_tasks():
+    """m0 <8 cpu, 8 mem> has no slot column value (unbounded): all three tasks start at 0."""
+    wl = _wl(("A", 0, 10, 0), ("B", 0, 10, 0), ("C", 0, 10, 0))
+    res = schedlab.simulate(wl, machines((8, 8), slots=[np.nan]), "pri", params=EVENT)
+    assert [r[2] for r in _rows(res)] == [0.0, 0.0, 0.0]
+
+
+# --- queue order ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("low", [0, 1])
+@pytest.mark.parametrize("span", [255, 256, 65535, 65536])
+def test_priority_order_holds_for_wide_priority_ranges(span, low):
+    """One slot. X (class low + span, 10 s) runs from 0; A (class low) arrives at 1, B
+    (class low + span, as X: no eviction) at 2. At 10 the queue is ordered by priority
+    descending: B 10-20, then A 20-30, however far apart the classes are."""
+    top = low + span
+    wl = _wl(("X", 0, 10, top), ("A", 1, 10, low), ("B", 2, 10, top))
+    res = schedlab.simulate(wl, machines((1, 8), slots=1), "pri", params=EVENT)
+    assert _rows(res) == [("A", 0, 20.0, 30.0, "completed"), ("B", 0, 10.0, 20.0, "completed"),
+                          ("X", 0, 0.0, 10.0, "completed")]
+
+
+@pytest.mark.parametrize("order, expected", [
+    ("first", [("H1", 0, 2.0, 7.0, "completed"), ("H2", 0, 8.0, 13.0, "completed"),
+               ("L1", 0, 0.0, 2.0, "evicted"), ("L1", 1, 7.0, 8.0, "evicted"),
+               ("L1", 2, 13.0, 23.0, "completed"), ("L2", 0, 23.0, 33.0, "completed")]),
+    ("last", [("H1", 0, 2.0, 7.0, "completed"), ("H2", 0, 8.0, 13.0, "completed"),
+              ("L1", 0, 0.0, 2.0, "evicted"), ("L1", 1, 13.0, 23.0, "completed"),
+              ("L2", 0, 7.0, 8.0, "evicted"), ("L2", 1, 23.0, 33.0, "completed")]),
+])
+def test_regular_order_first_or_last_entry(order, expected):
+    """One slot; L1, L2 class 0 (10 s), H1, H2 class 5 (5 s). L1 runs from 0, L2 waits
+    from 1. H1 evicts L1 at 2 and runs 2-7.
+    "first" (the spec): at 7 L1 (first arrival 0) goes before L2 (1); H2 evicts it again
+    at 8; at 13 L1 still goes first: 13-23, then L2 23-33.
+    "last" (by entry into the queue): at 7 L2 (entered at 1) goes before L1 (re-entered at
+    2): L2 7-8, evicted by H2; at 13 L1 (re-entered at 2) goes before L2 (re-entered at
+    8): L1 13-23, L2 23-33."""
+    wl = _wl(("L1", 0, 10, 0), ("L2", 1, 10, 0), ("H1", 2, 5, 5), ("H2", 8, 5, 5))
+    res = schedlab.simulate(wl, machines((1, 8), slots=1), "pri",
+                            params={**EVENT, "regular_order": order})
+    assert _rows(res) == expected
+
+
+# --- PRI-k: the eviction limit ----------------------------------------------------------------
+
+def _three_evictions():
+    # one slot: L (class 0, 100 s) from 0; H1, H2, H3 (class 5, 5 s) at 10, 20, 30
+    return _wl(("L", 0, 100, 0), ("H1", 10, 5, 5), ("H2", 20, 5, 5), ("H3", 30, 5, 5))
+
+
+@pytest.mark.parametrize("k, outcomes", [
+    (1, ["preempted"]),
+    (2, ["evicted", "preempted"]),
+    (3, ["evicted", "evicted", "preempted"]),
+    (4, ["evicted", "evicted", "evicted", "completed"]),
+])
+def test_pri_k_drops_on_the_kth_eviction(k, outcomes):
+    """L is evicted at 10, 20 and 30 (restarting at 15, 25, 35 after each H). PRI-k turns
+    the k-th of these into a drop, which ends L for good; with k = 4 the three evictions
+    stay evictions and L completes at 35 + 100."""
+    res = schedlab.simulate(_three_evictions(), machines((1, 8), slots=1), "pri-k",
+                            params={**EVENT, "k": k})
+    assert [r[4] for r in _rows(res) if r[0] == "L"] == outcomes
+    ev = res.sim.policy.priority_evictions[0]
+    assert ev == min(k, 3)          # the drop is counted by the policy too
+
+
+def test_pri_with_an_eviction_limit_parameter_is_pri_k():
+    """PRI's own eviction_limit parameter behaves as PRI-k's k; without it no task is
+    dropped: L is evicted three times and completes at 135."""
+    res = schedlab.simulate(_three_evictions(), machines((1, 8), slots=1), "pri",
+                            params={**EVENT, "eviction_limit": 2})
+    assert [r[4] for r in _rows(res) if r[0] == "L"] == ["evicted", "preempted"]
+    res = schedlab.simulate(_three_evictions(), machines((1, 8), slots=1), "pri", params=EVENT)
+    assert [r[4] for r in _rows(res) if r[0] == "L"] == ["evicted"] * 3 + ["completed"]
+    assert _rows(res)[-1][2:4] == (35.0, 135.0)
+
+
+# --- decisions: when the policy acts -----------------------------------------------------------
+
+def test_a_machine_that_joins_lets_the_waiting_task_start():
+    """m0 (1 slot) runs A (class 0) from 0 to 100; B (class 0) waits; m1 joins at 5: B
+    starts there at 5."""
+    cl = machines((1, 8), (1, 8), slots=1, add_time=[0.0, 5.0])
+    res = schedlab.simulate(_wl(("A", 0, 100, 0), ("B", 1, 10, 0)), cl, "pri", params=EVENT)
+    assert _rows(res) == [("A", 0, 0.0, 100.0, "completed"), ("B", 0, 5.0, 15.0, "completed")]
+
+
+def test_ticks_decide_once_per_unit_time_and_skip_nothing():
+    """unit_time 2: decisions at 2, 4, 6, ... A (arrives at 0) starts at 2 and runs to 12;
+    B (3) finds the one slot taken at 4, ..., 10; at the tick at 12 B starts: 12-22."""
+    res = schedlab.simulate(_wl(("A", 0, 10, 0), ("B", 3, 10, 0)), machines((1, 8), slots=1),
+                            "pri", params={"unit_time": 2.0})
+    assert _rows(res) == [("A", 0, 2.0, 12.0, "completed"), ("B", 0, 12.0, 22.0, "completed")]
+
+
+# --- memory overrun -------------------------------------------------------------------------
+
+# m0 <8 cpu, 4 mem, 4 slots> (free slots 0-3), m1 <8 cpu, 8 mem, 4 slots> (free slots 4-7)
+TWO_FOUR = machines((8, 4), (8, 8), slots=4)
+
+
+def test_memory_overrun_evicts_lowest_class_most_recent_until_memory_fits():
+    """Memory-blind placement (the paper's), random slots drawn as given. A (class 1, uses
+    1), B (class 0, uses 0.5) at 0 and C (class 0, uses 0.5) at 0.5 take slot 0 (u = 0),
+    all on m0; R (class 5, uses 3) at 1 too: m0 uses 5 > 4, over by 1. Victims: class 0
+    before class 1, most recent first: C (over 0.5 left), then B (fits). A stays. B then
+    C (first arrival order) go back to the queue and are placed at 1 with u = 0.99: free
+    slots m0 2 | m1 4, slot 5.94 -> m1; then m0 2 | m1 3, slot 4.95 -> m1."""
+    wl = _wl(("A", 0, 100, 1, 1.0), ("B", 0, 100, 0, 0.5), ("C", 0.5, 100, 0, 0.5),
+             ("R", 1, 100, 5, 3.0))
+    pol = _scripted(PriorityPolicy, [0.0, 0.0, 0.0, 0.0, 0.99, 0.99], memory_aware=False)
+    res = schedlab.simulate(wl, TWO_FOUR, pol)
+    assert _rows(res) == [("A", 0, 0.0, 100.0, "completed"),
+                          ("B", 0, 0.0, 1.0, "killed"), ("B", 1, 1.0, 101.0, "completed"),
+                          ("C", 0, 0.5, 1.0, "killed"), ("C", 1, 1.0, 101.0, "completed"),
+                          ("R", 0, 1.0, 101.0, "completed")]
+    assert _machines_of(res) == {"A": [0], "B": [0, 1], "C": [0, 1], "R": [0]}
+    assert list(pol.memory_evictions) == [0, 1, 1, 0]
+    assert list(pol.priority_evictions) == [0, 0, 0, 0]
+
+
+def test_memory_overrun_ties_on_start_go_to_the_later_placement():
+    """As above with B and C both placed at 0 (B first) and R using 2.5 (1 + 0.5 + 0.5 +
+    2.5 = 4.5, over by 0.5): one victim is enough, and of the two class-0 tasks started
+    together the later placement, C, goes. It is placed again with u = 0.99: free slots
+    m0 1 | m1 4, slot 4.95 -> m1."""
+    wl = _wl(("A", 0, 100, 1, 1.0), ("B", 0, 100, 0, 0.5), ("C", 0, 100, 0, 0.5),
+             ("R", 1, 100, 5, 2.5))
+    pol = _scripted(PriorityPolicy, [0.0, 0.0, 0.0, 0.0, 0.99], memory_aware=False)
+    res = schedlab.simulate(wl, TWO_FOUR, pol)
+    assert [r[0] for r in _rows(res) if r[4] == "killed"] == ["C"]
+    assert _machines_of(res) == {"A": [0], "B": [0], "C": [0, 1], "R": [0]}
+    assert list(pol.memory_evictions) == [0, 0, 1, 0]
+
+
+def test_a_task_without_memory_use_is_never_a_memory_victim():
+    """B (class 0) uses no memory, A (class 1) uses 1; R (class 5, uses 3.5) overruns m0
+    by 0.5: evicting B would free nothing, so A, the next in line, goes (and is placed
+    again with u = 0.99: free slots m0 2 | m1 4, slot 5.94 -> m1)."""
+    wl = _wl(("A", 0, 100, 1, 1.0), ("B", 0.5, 100, 0, 0.0), ("R", 1, 100, 5, 3.5))
+    pol = _scripted(PriorityPolicy, [0.0, 0.0, 0.0, 0.99], memory_aware=False)
+    res = schedlab.simulate(wl, TWO_FOUR, pol)
+    assert [r[0] for r in _rows(res) if r[4] == "killed"] == ["A"]
+    assert list(pol.memory_evictions) == [1, 0, 0]
+
+
+@pytest.mark.parametrize("rule", [True, False])
+def test_a_memory_victim_is_placed_again_at_once(rule):
+    """Memory-blind, most-free slots; m0 <4 cpu, 4 mem, 2 slots> (2 cpu per slot:
+    powerful), m1 <2 cpu, 4 mem, 2 slots>. V (class 0, uses 1) takes m0 at 0 (2 free each:
+    the first). R (class 9, uses 3.5) takes the powerful m0 at 1: 4.5 > 4, V is killed (by
+    the policy's rule or the engine's) and re-enters the queue; the same instant's
+    decision places it on m1 (2 free against 1), where it runs 1-11."""
+    wl = _wl(("V", 0, 10, 0, 1.0), ("R", 1, 10, 9, 3.5))
+    res = schedlab.simulate(wl, machines((4, 4), (2, 4), slots=2), "pri",
+                            params={**EVENT, "slot_choice": "most-free", "memory_aware": False,
+                                    "memory_rule": rule})
+    assert _rows(res) == [("R", 0, 1.0, 11.0, "completed"), ("V", 0, 0.0, 1.0, "killed"),
+                          ("V", 1, 1.0, 11.0, "completed")]
+    assert _machines_of(res) == {"V": [0, 1], "R": [0]}
+    assert res.sim.policy.memory_evictions[0] == (1 if rule else 0)
