@@ -377,21 +377,23 @@ TWO_FOUR = machines((8, 4), (8, 8), slots=4)
 def test_memory_overrun_evicts_lowest_class_most_recent_until_memory_fits():
     """Memory-blind placement (the paper's), random slots drawn as given. A (class 1, uses
     1), B (class 0, uses 0.5) at 0 and C (class 0, uses 0.5) at 0.5 take slot 0 (u = 0),
-    all on m0; R (class 5, uses 3) at 1 too: m0 uses 5 > 4, over by 1. Victims: class 0
+    all on m0; R (class 5, uses 3) at 1 too (u = 0): m0 uses 5 > 4, over by 1. Victims: class 0
     before class 1, most recent first: C (over 0.5 left), then B (fits). A stays. B then
     C (first arrival order) go back to the queue and are placed at 1 with u = 0.99: free
-    slots m0 2 | m1 4, slot 5.94 -> m1; then m0 2 | m1 3, slot 4.95 -> m1."""
+    slots m0 2 | m1 3, slot 4.95 -> m1; then m0 2 | m1 2, slot 3.96 -> m1. D (class 0,
+    uses 0.5, the most recent class-0 task) runs on m1 from 0.75 (u = 0.99: free slots
+    m0 1 | m1 4, slot 4.95): the overrun of m0 does not touch it."""
     wl = _wl(("A", 0, 100, 1, 1.0), ("B", 0, 100, 0, 0.5), ("C", 0.5, 100, 0, 0.5),
-             ("R", 1, 100, 5, 3.0))
-    pol = _scripted(PriorityPolicy, [0.0, 0.0, 0.0, 0.0, 0.99, 0.99], memory_aware=False)
+             ("D", 0.75, 100, 0, 0.5), ("R", 1, 100, 5, 3.0))
+    pol = _scripted(PriorityPolicy, [0.0, 0.0, 0.0, 0.99, 0.0, 0.99, 0.99], memory_aware=False)
     res = schedlab.simulate(wl, TWO_FOUR, pol)
     assert _rows(res) == [("A", 0, 0.0, 100.0, "completed"),
                           ("B", 0, 0.0, 1.0, "killed"), ("B", 1, 1.0, 101.0, "completed"),
                           ("C", 0, 0.5, 1.0, "killed"), ("C", 1, 1.0, 101.0, "completed"),
-                          ("R", 0, 1.0, 101.0, "completed")]
-    assert _machines_of(res) == {"A": [0], "B": [0, 1], "C": [0, 1], "R": [0]}
-    assert list(pol.memory_evictions) == [0, 1, 1, 0]
-    assert list(pol.priority_evictions) == [0, 0, 0, 0]
+                          ("D", 0, 0.75, 100.75, "completed"), ("R", 0, 1.0, 101.0, "completed")]
+    assert _machines_of(res) == {"A": [0], "B": [0, 1], "C": [0, 1], "D": [1], "R": [0]}
+    assert list(pol.memory_evictions) == [0, 1, 1, 0, 0]
+    assert list(pol.priority_evictions) == [0, 0, 0, 0, 0]
 
 
 def test_memory_overrun_ties_on_start_go_to_the_later_placement():
@@ -416,6 +418,7 @@ def test_a_task_without_memory_use_is_never_a_memory_victim():
     pol = _scripted(PriorityPolicy, [0.0, 0.0, 0.0, 0.99], memory_aware=False)
     res = schedlab.simulate(wl, TWO_FOUR, pol)
     assert [r[0] for r in _rows(res) if r[4] == "killed"] == ["A"]
+    assert res.summary["actions_rejected"] == 0
     assert list(pol.memory_evictions) == [1, 0, 0]
 
 
@@ -434,3 +437,125 @@ def test_a_memory_victim_is_placed_again_at_once(rule):
                           ("V", 1, 1.0, 11.0, "completed")]
     assert _machines_of(res) == {"V": [0, 1], "R": [0]}
     assert res.sim.policy.memory_evictions[0] == (1 if rule else 0)
+
+
+# --- memory-aware placement ---------------------------------------------------------------------
+
+def test_a_task_placed_past_a_memory_blocked_head_can_be_evicted_later():
+    """Memory-aware. One machine <2 cpu, 4 mem, 2 slots>. L (class 5, uses 3) runs 0-10.
+    At 1: H (class 3, uses 2) is the head but only 1 memory is left and nothing of lower
+    class runs: it waits; U (class 2, uses 0.5) fits and takes the free slot. At 2, X
+    (class 4, uses 0.5, 1 s) finds no free slot and evicts U, the only lower class
+    running (U's 0.5 leaves room for X's 0.5). X runs 2-3. At 3 the slot is free with 1
+    memory: H still does not fit, U does: 3-8. H starts when L ends at 10."""
+    wl = _wl(("L", 0, 10, 5, 3.0), ("H", 1, 5, 3, 2.0), ("U", 1, 5, 2, 0.5), ("X", 2, 1, 4, 0.5))
+    res = schedlab.simulate(wl, machines((2, 4), slots=2), "pri", params=EVENT)
+    assert _rows(res) == [("H", 0, 10.0, 15.0, "completed"), ("L", 0, 0.0, 10.0, "completed"),
+                          ("U", 0, 1.0, 2.0, "evicted"), ("U", 1, 3.0, 8.0, "completed"),
+                          ("X", 0, 2.0, 3.0, "completed")]
+
+
+def test_memory_that_fits_exactly_is_enough():
+    """Memory-aware, binary fractions (exact). One machine <3 cpu, 4 mem, 3 slots>. L (class
+    5, uses 3) runs 0-10. At 1: H (class 3, uses 2) does not fit in the 1 left and cannot
+    evict; U (class 2, uses exactly 1) fits exactly and starts at 1."""
+    wl = _wl(("L", 0, 10, 5, 3.0), ("H", 1, 5, 3, 2.0), ("U", 1, 5, 2, 1.0))
+    res = schedlab.simulate(wl, machines((3, 4), slots=3), "pri", params=EVENT)
+    assert _rows(res) == [("H", 0, 10.0, 15.0, "completed"), ("L", 0, 0.0, 10.0, "completed"),
+                          ("U", 0, 1.0, 6.0, "completed")]
+
+
+def test_a_victim_that_frees_exactly_the_memory_needed_is_evicted():
+    """Memory-aware. One machine <2 cpu, 4 mem, 2 slots>. K (class 5, uses 2) and Y (class
+    0, uses 1) run from 0. H (class 6, uses 2) at 1: no free slot; Y is the victim (lowest
+    class); 1 free + Y's 1 = 2, exactly H's use: Y is evicted and H runs 1-6; Y restarts
+    at 6 (K still runs: 1 + 1 memory free... Y uses 1: fits)."""
+    wl = _wl(("K", 0, 100, 5, 2.0), ("Y", 0, 10, 0, 1.0), ("H", 1, 5, 6, 2.0))
+    res = schedlab.simulate(wl, machines((2, 4), slots=2), "pri", params=EVENT)
+    assert _rows(res) == [("H", 0, 1.0, 6.0, "completed"), ("K", 0, 0.0, 100.0, "completed"),
+                          ("Y", 0, 0.0, 1.0, "evicted"), ("Y", 1, 6.0, 16.0, "completed")]
+
+
+def test_a_long_queue_is_scanned_for_the_first_task_that_fits():
+    """Memory-aware. One machine <2 cpu, 4 mem, 2 slots>. B (class 9, uses 3) runs from 0.
+    At 1, 300 tasks of class 5 (uses 2 each) and then S (class 1, uses 1) arrive. The head
+    cannot fit in the 1 memory left nor evict B (class 9): every class-5 task is skipped
+    and S, the 301st in queue order, takes the free slot at 1 and ends at 11 (the only
+    attempt ended by 12)."""
+    specs = [("B", 0, 100, 9, 3.0)] + [(f"W{i:03d}", 1, 10, 5, 2.0) for i in range(300)]
+    wl = _wl(*specs, ("S", 1, 10, 1, 1.0))
+    res = schedlab.simulate(wl, machines((2, 4), slots=2), "pri", params=EVENT, until=12)
+    assert _rows(res) == [("S", 0, 1.0, 11.0, "completed")]
+
+
+def test_the_queue_order_key_is_priority_then_first_readiness():
+    """The order of any set of pending tasks, whatever order they are listed in: priority
+    descending, then first readiness ascending. Priorities 3, 0, 3, 7 (tasks 0-3), readiness
+    ranks 2, 0, 3, 1: 3 (7); then 0 (rank 2), 2 (rank 3); then 1 (0)."""
+    wl = _wl(("T0", 0, 1, 3), ("T1", 0, 1, 0), ("T2", 0, 1, 3), ("T3", 0, 1, 7))
+    pol = schedlab.simulate(wl, machines((8, 8), slots=8), "pri", params=EVENT).sim.policy
+    ready_rank = np.array([2, 0, 3, 1])
+    for rest in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]):
+        rest = np.array(rest)
+        assert rest[pol._priority_order(rest, ready_rank)].tolist() == [3, 0, 2, 1]
+    in_readiness_order = np.array([1, 3, 0, 2])
+    assert in_readiness_order[pol._priority_order(in_readiness_order, ready_rank)].tolist() == [3, 0, 2, 1]
+
+
+# --- the sticky hooks HYBRID plugs into (same module: the sticky phase and memory rule) -----
+
+def _sticky_flags(res):
+    """{job: [sticky flag of each attempt, in start order]}"""
+    w, a = res.sim.w, res.attempts.sort_values(["start_time", "task"], kind="stable")
+    out: dict[str, list[bool]] = {}
+    for t, s in zip(a["task"], a["sticky"]):
+        out.setdefault(str(w.job_ids[w.job[int(t)]]), []).append(bool(s))
+    return out
+
+
+def test_memory_overrun_spares_sticky_tasks_while_regular_ones_remain():
+    """HYBRID, 2 sticky labels, memory-blind, random slots as given (TWO_FOUR). S0 (class 0,
+    uses 2) at 0 and S1 (class 5, uses 1) at 0.5 take the labels on m0 (u = 0). R (class 9,
+    uses 1.5) at 0.7 is regular on m0 (u = 0): 4.5 > 4. The lowest priority is S0's, but
+    sticky tasks are exempt while a regular one is left: R is killed, and placed again at
+    once (u = 0.99: free slots m0 2 | m1 4, slot 5.94 -> m1)."""
+    wl = _wl(("S0", 0, 100, 0, 2.0), ("S1", 0.5, 100, 5, 1.0), ("R", 0.7, 100, 9, 1.5))
+    pol = _scripted(HybridPolicy, [0.0, 0.0, 0.0, 0.99], sticky_slots=2, memory_aware=False)
+    res = schedlab.simulate(wl, TWO_FOUR, pol)
+    assert [r[0] for r in _rows(res) if r[4] == "killed"] == ["R"]
+    assert _machines_of(res) == {"S0": [0], "S1": [0], "R": [0, 1]}
+    assert _sticky_flags(res) == {"S0": [True], "S1": [True], "R": [False, False]}
+
+
+def test_memory_overrun_among_sticky_tasks_only_evicts_the_most_recent():
+    """HYBRID, 2 sticky labels, memory-blind, TWO_FOUR. S0 (class 0, uses 2) takes m0 at 0
+    (u = 0); S1 (class 5, uses 3) m0 at 0.5 (u = 0): 5 > 4 with only sticky tasks there,
+    so the most recent, S1, goes although its class is higher; its label frees and the
+    same instant's sticky phase places it again (u = 0.99: free slots m0 3 | m1 4, slot
+    6.93 -> m1)."""
+    wl = _wl(("S0", 0, 100, 0, 2.0), ("S1", 0.5, 100, 5, 3.0))
+    pol = _scripted(HybridPolicy, [0.0, 0.0, 0.99], sticky_slots=2, memory_aware=False)
+    res = schedlab.simulate(wl, TWO_FOUR, pol)
+    assert [r[0] for r in _rows(res) if r[4] == "killed"] == ["S1"]
+    assert _machines_of(res) == {"S0": [0], "S1": [0, 1]}
+    assert _sticky_flags(res) == {"S0": [True], "S1": [True, True]}
+
+
+def test_the_sticky_phase_can_evict_for_several_heads_in_one_decision():
+    """HYBRID with sticky_evicts, 2 labels, memory-aware; one machine <4 cpu, 8 mem, 4
+    slots>. At 0, A1, A2 (class 0, uses 1, 2 s) take the labels and B1, B2 (class 0, uses
+    3) run as regular work: 8 memory used. At 2 the A's end; C1, C2 (class 1, uses 3, 10 s)
+    arrive: 2 slots and 2 labels are free but only 2 memory. The sticky phase evicts, for
+    C1, B2 (lower class; same start: the later placement), then for C2, B1; both C's run
+    sticky 2-12. The B's (3 memory each) fit again only at 12, sticky: 12-112."""
+    wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0),
+             ("B2", 0, 100, 0, 3.0), ("C1", 2, 10, 1, 3.0), ("C2", 2, 10, 1, 3.0))
+    res = schedlab.simulate(wl, machines((4, 8), slots=4), "hybrid",
+                            params={**EVENT, "sticky_slots": 2, "sticky_evicts": True})
+    assert _rows(res) == [("A1", 0, 0.0, 2.0, "completed"), ("A2", 0, 0.0, 2.0, "completed"),
+                          ("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 12.0, 112.0, "completed"),
+                          ("B2", 0, 0.0, 2.0, "evicted"), ("B2", 1, 12.0, 112.0, "completed"),
+                          ("C1", 0, 2.0, 12.0, "completed"), ("C2", 0, 2.0, 12.0, "completed")]
+    assert _sticky_flags(res) == {"A1": [True], "A2": [True], "B1": [False, True],
+                                  "B2": [False, True], "C1": [True], "C2": [True]}
+    assert list(res.sim.policy.priority_evictions) == [0, 0, 1, 1, 0, 0]
