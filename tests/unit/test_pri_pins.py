@@ -559,3 +559,62 @@ def test_the_sticky_phase_can_evict_for_several_heads_in_one_decision():
     assert _sticky_flags(res) == {"A1": [True], "A2": [True], "B1": [False, True],
                                   "B2": [False, True], "C1": [True], "C2": [True]}
     assert list(res.sim.policy.priority_evictions) == [0, 0, 1, 1, 0, 0]
+
+
+@pytest.mark.parametrize("limit, b1", [
+    (None, [("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 12.0, 112.0, "completed")]),
+    (1, [("B1", 0, 0.0, 2.0, "preempted")]),
+])
+def test_a_sticky_eviction_picks_a_victim_whose_slot_holds_the_head(limit, b1):
+    """HYBRID with sticky_evicts, 2 labels, memory-aware; one machine <4 cpu, 8 mem, 4
+    slots>. At 0, A1, A2 (class 0, uses 1, 2 s) take the labels; B1 (class 0, uses 3) and
+    B2 (class 0, uses 1) run as regular work. At 2 the A's end: 4 memory free. C (class 1,
+    uses 6) does not fit; B2 is the most recent lower-class task but 4 + 1 < 6, so B1
+    (4 + 3 >= 6) is evicted and C runs sticky 2-12. B1 (3) then waits for 3 memory: at 12
+    it takes a free label, 12-112. With an eviction limit of 1 the eviction drops B1."""
+    wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0),
+             ("B2", 0, 100, 0, 1.0), ("C", 2, 10, 1, 6.0))
+    res = schedlab.simulate(wl, machines((4, 8), slots=4), "hybrid",
+                            params={**EVENT, "sticky_slots": 2, "sticky_evicts": True,
+                                    "eviction_limit": limit})
+    assert _rows(res) == [("A1", 0, 0.0, 2.0, "completed"), ("A2", 0, 0.0, 2.0, "completed"),
+                          *b1, ("B2", 0, 0.0, 100.0, "completed"),
+                          ("C", 0, 2.0, 12.0, "completed")]
+    assert _sticky_flags(res)["C"] == [True]
+
+
+def test_the_memory_a_sticky_eviction_frees_counts_in_the_same_decision():
+    """As the two-head case, with C1, C2 using 2.5: after both sticky evictions m0 has 2 +
+    (3 - 2.5) x 2 = 3 memory free and 2 free slots, so the regular phase places B1 (first
+    arrival, uses exactly 3) back at once, 2-102 (regular); B2 waits for the C's labels:
+    sticky 12-112."""
+    wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0),
+             ("B2", 0, 100, 0, 3.0), ("C1", 2, 10, 1, 2.5), ("C2", 2, 10, 1, 2.5))
+    res = schedlab.simulate(wl, machines((4, 8), slots=4), "hybrid",
+                            params={**EVENT, "sticky_slots": 2, "sticky_evicts": True})
+    assert _rows(res) == [("A1", 0, 0.0, 2.0, "completed"), ("A2", 0, 0.0, 2.0, "completed"),
+                          ("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 2.0, 102.0, "completed"),
+                          ("B2", 0, 0.0, 2.0, "evicted"), ("B2", 1, 12.0, 112.0, "completed"),
+                          ("C1", 0, 2.0, 12.0, "completed"), ("C2", 0, 2.0, 12.0, "completed")]
+    assert _sticky_flags(res)["B1"] == [False, False] and _sticky_flags(res)["B2"] == [False, True]
+
+
+@pytest.mark.parametrize("counts_memory, v", [
+    (False, [("V", 0, 0.0, 1.0, "killed"), ("V", 1, 1.0, 3.0, "evicted"),
+             ("V", 2, 11.0, 111.0, "completed")]),
+    (True, [("V", 0, 0.0, 1.0, "killed"), ("V", 1, 1.0, 3.0, "preempted")]),
+])
+def test_pri_k_counts_memory_evictions_only_when_asked(counts_memory, v):
+    """PRI-k, k = 2, memory-blind, random slots as given. m0 <8 cpu, 4 mem, 2 slots>, m1
+    <8 cpu, 8 mem, 1 slot>. V (class 0, uses 1) takes m0 at 0 (u = 0). R (class 5, uses
+    3.5, 10 s) takes m0 at 1 (u = 0: free slots m0 1 | m1 1): 4.5 > 4, V is killed and
+    placed again (u = 0.99 -> m1). H1 (class 5, 10 s) takes m0's last slot at 2. H2
+    (class 5, 10 s) at 3 evicts V, the only lower class running: its first priority
+    eviction, its second counting the memory kill; with the memory kill counted it is
+    the k-th and V is dropped. Otherwise V waits for R to end at 11 and runs 11-111."""
+    wl = _wl(("V", 0, 100, 0, 1.0), ("R", 1, 10, 5, 3.5), ("H1", 2, 10, 5), ("H2", 3, 10, 5))
+    pol = _scripted(PriKPolicy, [0.0, 0.0, 0.99, 0.0, 0.0], k=2, memory_aware=False,
+                    limit_counts_memory=counts_memory)
+    res = schedlab.simulate(wl, machines((8, 4), (8, 8), slots=[2, 1]), pol)
+    assert [r for r in _rows(res) if r[0] == "V"] == v
+    assert _machines_of(res)["H2"] == [1]
