@@ -618,3 +618,53 @@ def test_pri_k_counts_memory_evictions_only_when_asked(counts_memory, v):
     res = schedlab.simulate(wl, machines((8, 4), (8, 8), slots=[2, 1]), pol)
     assert [r for r in _rows(res) if r[0] == "V"] == v
     assert _machines_of(res)["H2"] == [1]
+
+
+def test_one_free_label_evicts_for_one_head_only():
+    """HYBRID with sticky_evicts, 1 label, memory-aware; one machine <3 cpu, 7 mem, 3
+    slots>. At 0, A (class 0, uses 1, 2 s) takes the label; B1, B2 (class 0, uses 3) run
+    as regular work. At 2 A ends: 1 slot, 1 label, 1 memory free. C1, C2 (class 1, uses 3,
+    10 s) arrive. The sticky phase evicts B2 (the later placement) for C1, sticky; the
+    label is then used, so C2 is placed by the regular phase, through evicting B1 (1 + 3
+    memory): regular. At 12 the C's end; B1 (first in FCFS order) takes the free label,
+    B2 runs as regular work: both 12-112."""
+    wl = _wl(("A", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0), ("B2", 0, 100, 0, 3.0),
+             ("C1", 2, 10, 1, 3.0), ("C2", 2, 10, 1, 3.0))
+    res = schedlab.simulate(wl, machines((3, 7), slots=3), "hybrid",
+                            params={**EVENT, "sticky_slots": 1, "sticky_evicts": True})
+    assert _rows(res) == [("A", 0, 0.0, 2.0, "completed"),
+                          ("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 12.0, 112.0, "completed"),
+                          ("B2", 0, 0.0, 2.0, "evicted"), ("B2", 1, 12.0, 112.0, "completed"),
+                          ("C1", 0, 2.0, 12.0, "completed"), ("C2", 0, 2.0, 12.0, "completed")]
+    assert _sticky_flags(res) == {"A": [True], "B1": [False, True], "B2": [False, False],
+                                  "C1": [True], "C2": [False]}
+    assert res.summary["actions_rejected"] == 0
+
+
+def test_a_head_placed_on_a_free_slot_is_not_placed_again_through_eviction():
+    """HYBRID with sticky_evicts, 2 labels, memory-aware; one machine <3 cpu, 8 mem, 3
+    slots>. At 0, A1, A2 (class 0, uses 1, 2 s) take the labels, B (class 0, uses 3) is
+    regular. At 2 the A's end: 2 slots, 2 labels, 5 memory free. X (class 0, uses 1) and
+    C (class 1, uses 5) arrive, X first in FCFS order: X takes a free slot, sticky; C does
+    not fit in the 4 left, so the sticky phase skips X (placed) and evicts B for C (4 + 3
+    >= 5): C runs sticky 2-12. B (3) fits again at 12, when X and C end: sticky, 12-112."""
+    wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B", 0, 100, 0, 3.0),
+             ("X", 2, 10, 0, 1.0), ("C", 2, 10, 1, 5.0))
+    res = schedlab.simulate(wl, machines((3, 8), slots=3), "hybrid",
+                            params={**EVENT, "sticky_slots": 2, "sticky_evicts": True})
+    assert _rows(res) == [("A1", 0, 0.0, 2.0, "completed"), ("A2", 0, 0.0, 2.0, "completed"),
+                          ("B", 0, 0.0, 2.0, "evicted"), ("B", 1, 12.0, 112.0, "completed"),
+                          ("C", 0, 2.0, 12.0, "completed"), ("X", 0, 2.0, 12.0, "completed")]
+    assert _sticky_flags(res) == {"A1": [True], "A2": [True], "B": [False, True],
+                                  "C": [True], "X": [True]}
+    assert res.summary["actions_rejected"] == 0
+
+
+def test_sticky_labels_count_instances_of_multi_instance_tasks():
+    """HYBRID, 2 labels; one machine <4 cpu, 8 mem, 4 slots>. A (class 0, 2 instances,
+    100 s) takes both labels at 0. B (class 0) at 1 finds no label left: it runs as
+    regular work (a count of sticky *tasks* would see one label free)."""
+    wl = _wl(("A", 0, 100, 0, 0.0, 2), ("B", 1, 10, 0))
+    res = schedlab.simulate(wl, machines((4, 8), slots=4), "hybrid",
+                            params={**EVENT, "sticky_slots": 2})
+    assert _sticky_flags(res) == {"A": [True, True], "B": [False]}
