@@ -668,3 +668,57 @@ def test_sticky_labels_count_instances_of_multi_instance_tasks():
     res = schedlab.simulate(wl, machines((4, 8), slots=4), "hybrid",
                             params={**EVENT, "sticky_slots": 2})
     assert _sticky_flags(res) == {"A": [True, True], "B": [False]}
+    assert res.summary["actions_rejected"] == 0
+
+
+def test_memory_blind_sticky_phase_uses_a_last_free_slot():
+    """HYBRID, memory-blind, 1 label; one machine with a single slot: T takes it at 0 as
+    sticky work."""
+    res = schedlab.simulate(_wl(("T", 0, 10, 0)), machines((1, 8), slots=1), "hybrid",
+                            params={**EVENT, "sticky_slots": 1, "memory_aware": False})
+    assert _sticky_flags(res) == {"T": [True]}
+
+
+# --- placing past a blocked head: memory per machine --------------------------------------------
+
+def test_past_a_blocked_head_each_task_goes_where_its_memory_fits():
+    """Memory-aware, random slots as given (u = 0: the first free slot that fits). m0 <8
+    cpu, 1 mem, 1 slot>, m1 <8 cpu, 3 mem, 1 slot>, m2 <8 cpu, 3 mem, 1 slot>. H (class 3,
+    uses 9) fits nowhere and nothing runs to evict: the rest of the queue is placed past
+    it. U1 (class 2, uses 2) does not fit on m0: it takes m1. U2 (class 2, uses 2): m1's
+    slot is taken, so m2. U3 (class 1, uses 1) fits only on m0 now."""
+    wl = _wl(("H", 0, 10, 3, 9.0), ("U1", 0, 10, 2, 2.0), ("U2", 0, 10, 2, 2.0),
+             ("U3", 0, 10, 1, 1.0))
+    res = schedlab.simulate(wl, machines((8, 1), (8, 3), (8, 3), slots=1),
+                            _scripted(PriorityPolicy, [0.0] * 3), until=20)
+    assert _machines_of(res) == {"U1": [1], "U2": [2], "U3": [0]}
+    assert [r[2] for r in _rows(res)] == [0.0, 0.0, 0.0]
+
+
+def test_past_a_blocked_head_memory_taken_by_one_task_is_gone_for_the_next():
+    """Memory-aware. One machine <8 cpu, 3 mem, 3 slots>. H (class 3, uses 9) can never
+    run. U1 and U2 (class 2, uses 2 each, 10 s): U1 takes a slot at 0; 1 memory is left,
+    so U2 waits for U1 to end: 10-20."""
+    wl = _wl(("H", 0, 10, 3, 9.0), ("U1", 0, 10, 2, 2.0), ("U2", 0, 10, 2, 2.0))
+    res = schedlab.simulate(wl, machines((8, 3), slots=3), "pri", params=EVENT, until=30)
+    assert _rows(res) == [("U1", 0, 0.0, 10.0, "completed"), ("U2", 0, 10.0, 20.0, "completed")]
+
+
+def test_past_a_blocked_head_every_instance_is_placed():
+    """As above with U (class 2, 2 instances, uses 1 each) and 3 memory: both instances
+    start at 0."""
+    wl = _wl(("H", 0, 10, 3, 9.0), ("U", 0, 10, 2, 1.0, 2))
+    res = schedlab.simulate(wl, machines((8, 3), slots=3), "pri", params=EVENT, until=30)
+    assert _rows(res) == [("U", 0, 0.0, 10.0, "completed")] * 2
+
+
+def test_a_full_machine_s_memory_does_not_count_as_room():
+    """Memory-aware. m0 <8 cpu, 8 mem, 1 slot> runs F (class 9, uses 1: the most powerful
+    slot) from 0; m1 <4 cpu, 2 mem, 1 slot> is empty. At 1: H (class 9, uses 9) fits nowhere; B (class 5, uses 4)
+    would fit in m0's memory but m0 has no free slot, and m1 has only 2: B is skipped; S
+    (class 1, uses 1) takes m1 at 1."""
+    wl = _wl(("F", 0, 100, 9, 1.0), ("H", 1, 10, 9, 9.0), ("B", 1, 10, 5, 4.0),
+             ("S", 1, 10, 1, 1.0))
+    res = schedlab.simulate(wl, machines((8, 8), (4, 2), slots=1), "pri", params=EVENT, until=20)
+    assert _rows(res) == [("S", 0, 1.0, 11.0, "completed")]
+    assert _machines_of(res) == {"F": [0], "S": [1]}
