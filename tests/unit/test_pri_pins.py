@@ -721,4 +721,4 @@ def test_a_full_machine_s_memory_does_not_count_as_room():
              ("S", 1, 10, 1, 1.0))
     res = schedlab.simulate(wl, machines((8, 8), (4, 2), slots=1), "pri", params=EVENT, until=20)
     assert _rows(res) == [("S", 0, 1.0, 11.0, "completed")]
-    assert _machines_of(res) == {"F": [0], "S": [1]}
+    assert _machines_of(res) == {"S": [1]}
