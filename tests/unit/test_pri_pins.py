@@ -93,14 +93,15 @@ def _scripted(cls, us, **params):
 # --- victim choice --------------------------------------------------------------------------
 
 def test_an_evictor_between_two_running_classes_evicts_the_lower_one():
-    """One machine, 2 slots. L (class 0) and M (class 5) run from 0. H (class 3) arrives at
-    1 with no slot free: only L is of strictly lower class, so L is evicted at 1 (H runs
-    1-11) and restarts when H ends at 11, ending at 21. At that eviction one running
-    regular task (L) was of lower priority than H."""
-    wl = _wl(("L", 0, 10, 0), ("M", 0, 100, 5), ("H", 1, 10, 3))
-    res = schedlab.simulate(wl, machines((2, 8), slots=2), "pri", params=EVENT)
-    assert _rows(res) == [("H", 0, 1.0, 11.0, "completed"), ("L", 0, 0.0, 1.0, "evicted"),
-                          ("L", 1, 11.0, 21.0, "completed"), ("M", 0, 0.0, 100.0, "completed")]
+    """One machine, 3 slots. L (class 0), E (class 3) and M (class 5) run from 0. H (class
+    3) arrives at 1 with no slot free: only L is of strictly lower class, so L is evicted
+    at 1 (H runs 1-11) and restarts when H ends at 11, ending at 21. At that eviction one
+    running regular task (L) was of lower priority than H (E is of the same class)."""
+    wl = _wl(("L", 0, 10, 0), ("E", 0, 100, 3), ("M", 0, 100, 5), ("H", 1, 10, 3))
+    res = schedlab.simulate(wl, machines((3, 8), slots=3), "pri", params=EVENT)
+    assert _rows(res) == [("E", 0, 0.0, 100.0, "completed"), ("H", 0, 1.0, 11.0, "completed"),
+                          ("L", 0, 0.0, 1.0, "evicted"), ("L", 1, 11.0, 21.0, "completed"),
+                          ("M", 0, 0.0, 100.0, "completed")]
     assert res.sim.policy.lower_regular_at_eviction == [1]
 
 
