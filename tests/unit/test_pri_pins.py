@@ -361,12 +361,14 @@ def test_a_machine_that_joins_lets_the_waiting_task_start():
     assert _rows(res) == [("A", 0, 0.0, 100.0, "completed"), ("B", 0, 5.0, 15.0, "completed")]
 
 
-def test_ticks_decide_once_per_unit_time_and_skip_nothing():
-    """unit_time 2: decisions at 2, 4, 6, ... A (arrives at 0) starts at 2 and runs to 12;
-    B (3) finds the one slot taken at 4, ..., 10; at the tick at 12 B starts: 12-22."""
+@pytest.mark.parametrize("unit", [1.0, 2.0])
+def test_ticks_decide_once_per_unit_time(unit):
+    """Decisions at unit, 2 unit, ...: A (arrives at 0) starts at the first tick and runs
+    10 s; B (arrives at 3) finds the one slot taken until A ends, on a tick: then B runs."""
     res = schedlab.simulate(_wl(("A", 0, 10, 0), ("B", 3, 10, 0)), machines((1, 8), slots=1),
-                            "pri", params={"unit_time": 2.0})
-    assert _rows(res) == [("A", 0, 2.0, 12.0, "completed"), ("B", 0, 12.0, 22.0, "completed")]
+                            "pri", params={"unit_time": unit})
+    assert _rows(res) == [("A", 0, unit, unit + 10, "completed"),
+                          ("B", 0, unit + 10, unit + 20, "completed")]
 
 
 # --- memory overrun -------------------------------------------------------------------------
@@ -723,3 +725,33 @@ def test_a_full_machine_s_memory_does_not_count_as_room():
     res = schedlab.simulate(wl, machines((8, 8), (4, 2), slots=1), "pri", params=EVENT, until=20)
     assert _rows(res) == [("S", 0, 1.0, 11.0, "completed")]
     assert _machines_of(res) == {"S": [1]}
+
+
+@pytest.mark.parametrize("order, starts", [("first", {"P": 13.0, "Q": 14.0, "R": 15.0}),
+                                           ("last", {"R": 13.0, "Q": 14.0, "P": 15.0})])
+def test_requeued_tasks_keep_their_order_of_requeue(order, starts):
+    """One machine, 3 slots. P, Q, R (class 0, 100 s) arrive and start at 0, 1, 2. H1, H2,
+    H3 (class 5, 10 s) at 3, 4, 5 each evict the most recent class-0 task: R, then Q, then
+    P; the H's end at 13, 14, 15, one slot each. "first": restarts by first arrival P, Q,
+    R. "last": by entry into the queue: R (requeued first), Q, P."""
+    wl = _wl(("P", 0, 100, 0), ("Q", 1, 100, 0), ("R", 2, 100, 0),
+             ("H1", 3, 10, 5), ("H2", 4, 10, 5), ("H3", 5, 10, 5))
+    res = schedlab.simulate(wl, machines((3, 8), slots=3), "pri",
+                            params={**EVENT, "regular_order": order})
+    assert {r[0]: r[2] for r in _rows(res) if r[1] == 1} == starts
+
+
+def test_most_free_counts_the_slots_taken_earlier_in_the_same_decision():
+    """slot_choice most-free, all three tasks at 0 (one decision): T1 -> m2 (3 free, then
+    2), T2 -> m1 (2 against 2: the first; then 1), T3 -> m2 (2 against 1 and 1)."""
+    wl = _wl(("T1", 0, 10, 0), ("T2", 0, 10, 0), ("T3", 0, 10, 0))
+    res = schedlab.simulate(wl, THREE, "pri", params={**EVENT, "slot_choice": "most-free"})
+    assert _machines_of(res) == {"T1": [2], "T2": [1], "T3": [2]}
+
+
+def test_a_machine_without_a_slot_limit_has_no_per_slot_power():
+    """Average cpu per slot of a machine without a slot limit: cpu / infinity = 0. m0 <8
+    cpu, no slot limit>, m1 <1 cpu, 2 slots> (0.5 per slot): the production task takes m1."""
+    res = schedlab.simulate(_wl(("P", 0, 10, 9)), machines((8, 8), (1, 8), slots=[np.nan, 2]),
+                            "pri", params=EVENT)
+    assert _machines_of(res) == {"P": [1]}
