@@ -184,14 +184,16 @@ def test_production_classes_start_at_the_production_priority(prio, machine):
 
 @pytest.mark.parametrize("powerful, h2_machine, victim", [(True, 0, "S"), (False, 1, "T")])
 def test_powerful_slots_switch_the_production_slot_and_victim_rule(powerful, h2_machine, victim):
-    """Most-free slot choice; m0 <4 cpu, 1 slot> (powerful: 4 per slot), m1 <4 cpu, 4 slots>.
+    """Most-free slot choice; m0 <4 cpu, 1 slot>, m1 <4 cpu, 4 slots>, with Table 1's
+    average cpu per slot: m0 0.0417 (powerful), m1 0.0208.
     H2 (class 9, 0-1) goes to m0 with the powerful-slot rule, else by most-free to m1.
     Either way then P (0) -> m1, Q (1) -> m1, R (2) -> m1, S (3) -> m0 (1 free each: the
     first), T (4) -> m1; all class 0. H (class 9) at 5 evicts, among class 0, the task on
     the most powerful slot (S on m0) with the rule, else the most recent (T)."""
     wl = _wl(("P", 0, 100, 0), ("Q", 1, 100, 0), ("R", 2, 100, 0), ("S", 3, 100, 0),
              ("T", 4, 100, 0), ("H", 5, 10, 9), ("H2", 0, 1, 9))
-    res = schedlab.simulate(wl, machines((4, 8), (4, 8), slots=[1, 4]), "pri",
+    cl = machines((4, 8), (4, 8), slots=[1, 4], cpu_per_slot=[0.0417, 0.0208])
+    res = schedlab.simulate(wl, cl, "pri",
                             params={**EVENT, "slot_choice": "most-free", "powerful_slots": powerful})
     got = _machines_of(res)
     assert got["H2"] == [h2_machine]
@@ -498,7 +500,7 @@ def test_the_queue_order_key_is_priority_then_first_readiness():
     wl = _wl(("T0", 0, 1, 3), ("T1", 0, 1, 0), ("T2", 0, 1, 3), ("T3", 0, 1, 7))
     pol = schedlab.simulate(wl, machines((8, 8), slots=8), "pri", params=EVENT).sim.policy
     ready_rank = np.array([2, 0, 3, 1])
-    for rest in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]):
+    for rest in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [1, 2, 0, 3]):
         rest = np.array(rest)
         assert rest[pol._priority_order(rest, ready_rank)].tolist() == [3, 0, 2, 1]
     in_readiness_order = np.array([1, 3, 0, 2])
@@ -755,3 +757,45 @@ def test_a_machine_without_a_slot_limit_has_no_per_slot_power():
     res = schedlab.simulate(_wl(("P", 0, 10, 9)), machines((8, 8), (1, 8), slots=[np.nan, 2]),
                             "pri", params=EVENT)
     assert _machines_of(res) == {"P": [1]}
+
+
+def test_a_long_queue_of_equal_classes_keeps_first_arrival_order():
+    """One slot, X (class 1, 10 s) runs from 0. Q00..Q39 (1 s each) all arrive at 1, in
+    that order, of classes 1 and 0 alternating (Q00 class 1, Q01 class 0, ...), so none
+    can evict X. From 10 they run one after the other: the 20 of class 1 in arrival order,
+    then the 20 of class 0 in arrival order."""
+    qs = [(f"Q{i:02d}", 1, 1, (i + 1) % 2) for i in range(40)]
+    res = schedlab.simulate(_wl(("X", 0, 10, 1), *qs), machines((1, 8), slots=1), "pri",
+                            params=EVENT)
+    started = [r[0] for r in sorted(_rows(res), key=lambda r: r[2]) if r[0] != "X"]
+    assert started == [q[0] for q in qs if q[3] == 1] + [q[0] for q in qs if q[3] == 0]
+
+
+def test_a_sticky_task_of_the_lowest_class_is_passed_over():
+    """HYBRID, 1 label; one machine, 2 slots. S (class 0) takes the label at 0; R (class
+    1) runs as regular work from 1. H (class 5) at 2: S is the lowest class but sticky, so
+    R is evicted."""
+    wl = _wl(("S", 0, 100, 0), ("R", 1, 100, 1), ("H", 2, 10, 5))
+    res = schedlab.simulate(wl, machines((2, 8), slots=2), "hybrid",
+                            params={**EVENT, "sticky_slots": 1})
+    assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["R"]
+
+
+def test_a_non_production_evictor_ignores_slot_power():
+    """Random slots as given. m0 <2 cpu, 1 slot> (2 per slot), m1 <1 cpu, 1 slot> (1 per
+    slot). A (class 0) takes m0 at 0 (u = 0), B (class 0) m1 at 1 (the only free slot).
+    H (class 5, not production) at 2 evicts the most recent, B, though A holds the more
+    powerful slot."""
+    wl = _wl(("A", 0, 100, 0), ("B", 1, 100, 0), ("H", 2, 10, 5))
+    res = schedlab.simulate(wl, machines((2, 8), (1, 8), slots=1),
+                            _scripted(PriorityPolicy, [0.0, 0.0, 0.0, 0.0]))
+    assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["B"]
+    assert _machines_of(res)["H"] == [1]
+
+
+def test_of_three_tasks_started_together_the_last_placed_is_evicted():
+    """One machine, 3 slots; A, B, C (class 0) placed in that order at 0. H (class 5) at 1
+    evicts C: same class and start, so the latest placement is the most recent."""
+    wl = _wl(("A", 0, 100, 0), ("B", 0, 100, 0), ("C", 0, 100, 0), ("H", 1, 10, 5))
+    res = schedlab.simulate(wl, machines((3, 8), slots=3), "pri", params=EVENT)
+    assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["C"]
