@@ -799,3 +799,25 @@ def test_of_three_tasks_started_together_the_last_placed_is_evicted():
     wl = _wl(("A", 0, 100, 0), ("B", 0, 100, 0), ("C", 0, 100, 0), ("H", 1, 10, 5))
     res = schedlab.simulate(wl, machines((3, 8), slots=3), "pri", params=EVENT)
     assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["C"]
+
+
+def test_an_equal_class_is_never_a_victim_even_when_the_lower_one_is_gone():
+    """One machine, 2 slots. L (class 0) and E (class 5) run from 0. H1 and H2 (class 5,
+    10 s) arrive together at 1: H1 evicts L; for H2 nothing of strictly lower class is
+    left (E is class 5), so H2 waits for H1 to end: 11-21."""
+    wl = _wl(("L", 0, 100, 0), ("E", 0, 100, 5), ("H1", 1, 10, 5), ("H2", 1, 10, 5))
+    res = schedlab.simulate(wl, machines((2, 8), slots=2), "pri", params=EVENT)
+    assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["L"]
+    assert [r[2:4] for r in _rows(res) if r[0] == "H2"] == [(11.0, 21.0)]
+
+
+def test_a_production_evictor_passes_over_tasks_of_its_own_class():
+    """Most-free slots; m0 <4 cpu, 1 slot> (4 per slot), m1 <4 cpu, 2 slots> (2 per slot).
+    P (class 9) takes the powerful m0 at 0; L (class 0) m1 at 1, M (class 0) m1 at 2. H
+    (class 9) at 3: P is of its own class; of L and M (same power) the most recent, M, is
+    evicted."""
+    wl = _wl(("P", 0, 100, 9), ("L", 1, 100, 0), ("M", 2, 100, 0), ("H", 3, 10, 9))
+    res = schedlab.simulate(wl, machines((4, 8), (4, 8), slots=[1, 2]), "pri",
+                            params={**EVENT, "slot_choice": "most-free"})
+    assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["M"]
+    assert _machines_of(res)["P"] == [0]
