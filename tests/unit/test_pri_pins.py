@@ -503,6 +503,12 @@ def test_the_queue_order_key_is_priority_then_first_readiness():
     for rest in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [1, 2, 0, 3]):
         rest = np.array(rest)
         assert rest[pol._priority_order(rest, ready_rank)].tolist() == [3, 0, 2, 1]
+    # adjacent classes: the key must keep every class apart, whatever the ranks
+    # (3 tasks: U0 class 0 rank 0; U1 class 1 rank 2; U2 class 1 rank 1 -> U2, U1, U0)
+    wl3 = _wl(("U0", 0, 1, 0), ("U1", 0, 1, 1), ("U2", 0, 1, 1))
+    pol3 = schedlab.simulate(wl3, machines((8, 8), slots=8), "pri", params=EVENT).sim.policy
+    rest3 = np.array([0, 1, 2])
+    assert rest3[pol3._priority_order(rest3, np.array([0, 2, 1]))].tolist() == [2, 1, 0]
     in_readiness_order = np.array([1, 3, 0, 2])
     assert in_readiness_order[pol._priority_order(in_readiness_order, ready_rank)].tolist() == [3, 0, 2, 1]
 
@@ -667,12 +673,13 @@ def test_a_head_placed_on_a_free_slot_is_not_placed_again_through_eviction():
 
 def test_sticky_labels_count_instances_of_multi_instance_tasks():
     """HYBRID, 2 labels; one machine <4 cpu, 8 mem, 4 slots>. A (class 0, 2 instances,
-    100 s) takes both labels at 0. B (class 0) at 1 finds no label left: it runs as
-    regular work (a count of sticky *tasks* would see one label free)."""
-    wl = _wl(("A", 0, 100, 0, 0.0, 2), ("B", 1, 10, 0))
+    100 s) takes both labels at 0. B (class 0, 2 instances) at 1 finds no label left: both
+    its instances run as regular work (a count of sticky *tasks* would see one label
+    free)."""
+    wl = _wl(("A", 0, 100, 0, 0.0, 2), ("B", 1, 10, 0, 0.0, 2))
     res = schedlab.simulate(wl, machines((4, 8), slots=4), "hybrid",
                             params={**EVENT, "sticky_slots": 2})
-    assert _sticky_flags(res) == {"A": [True, True], "B": [False]}
+    assert _sticky_flags(res) == {"A": [True, True], "B": [False, False]}
     assert res.summary["actions_rejected"] == 0
 
 
