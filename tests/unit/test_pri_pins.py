@@ -828,3 +828,14 @@ def test_a_production_evictor_passes_over_tasks_of_its_own_class():
                             params={**EVENT, "slot_choice": "most-free"})
     assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["M"]
     assert _machines_of(res)["P"] == [0]
+
+
+def test_production_falls_back_to_any_free_slot_when_the_powerful_ones_are_taken():
+    """Table 1's cpu per slot: m0 0.0417 (powerful, 1 slot), m1 and m2 0.0208 (1 slot
+    each). P1 (class 9) takes m0 at 0; P2 (class 9) at 1 finds it full and falls back to
+    the free slots of m1 and m2, equally powerful: floor(u * 2) with u = 0.6 -> m2."""
+    cl = machines((1, 8), (1, 8), (1, 8), slots=1, cpu_per_slot=[0.0417, 0.0208, 0.0208])
+    pol = _scripted(PriorityPolicy, [0.6])
+    res = schedlab.simulate(_wl(("P1", 0, 10, 9), ("P2", 1, 10, 9)), cl, pol)
+    assert _machines_of(res) == {"P1": [0], "P2": [2]}
+    assert pol.rng.asked == [("integers", 2)]      # no draw for P1: one most powerful slot
