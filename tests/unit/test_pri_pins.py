@@ -572,26 +572,29 @@ def test_the_sticky_phase_can_evict_for_several_heads_in_one_decision():
     assert list(res.sim.policy.priority_evictions) == [0, 0, 1, 1, 0, 0]
 
 
-@pytest.mark.parametrize("limit, b1", [
-    (None, [("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 12.0, 112.0, "completed")]),
-    (1, [("B1", 0, 0.0, 2.0, "preempted")]),
+@pytest.mark.parametrize("limit, b1, sticky_evicts", [
+    (None, [("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 12.0, 112.0, "completed")], True),
+    (1, [("B1", 0, 0.0, 2.0, "preempted")], True),
+    (None, [("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 12.0, 112.0, "completed")], False),
 ])
-def test_a_sticky_eviction_picks_a_victim_whose_slot_holds_the_head(limit, b1):
+def test_a_sticky_eviction_picks_a_victim_whose_slot_holds_the_head(limit, b1, sticky_evicts):
     """HYBRID with sticky_evicts, 2 labels, memory-aware; one machine <4 cpu, 8 mem, 4
     slots>. At 0, A1, A2 (class 0, uses 1, 2 s) take the labels; B1 (class 0, uses 3) and
     B2 (class 0, uses 1) run as regular work. At 2 the A's end: 4 memory free. C (class 1,
     uses 6) does not fit; B2 is the most recent lower-class task but 4 + 1 < 6, so B1
     (4 + 3 >= 6) is evicted and C runs sticky 2-12. B1 (3) then waits for 3 memory: at 12
-    it takes a free label, 12-112. With an eviction limit of 1 the eviction drops B1."""
+    it takes a free label, 12-112. With an eviction limit of 1 the eviction drops B1.
+    Without sticky_evicts (the spec: the sticky phase never evicts) the regular phase makes
+    the same eviction, and C runs as regular work."""
     wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0),
              ("B2", 0, 100, 0, 1.0), ("C", 2, 10, 1, 6.0))
     res = schedlab.simulate(wl, machines((4, 8), slots=4), "hybrid",
-                            params={**EVENT, "sticky_slots": 2, "sticky_evicts": True,
+                            params={**EVENT, "sticky_slots": 2, "sticky_evicts": sticky_evicts,
                                     "eviction_limit": limit})
     assert _rows(res) == [("A1", 0, 0.0, 2.0, "completed"), ("A2", 0, 0.0, 2.0, "completed"),
                           *b1, ("B2", 0, 0.0, 100.0, "completed"),
                           ("C", 0, 2.0, 12.0, "completed")]
-    assert _sticky_flags(res)["C"] == [True]
+    assert _sticky_flags(res)["C"] == [sticky_evicts]
 
 
 def test_the_memory_a_sticky_eviction_frees_counts_in_the_same_decision():
@@ -839,3 +842,67 @@ def test_production_falls_back_to_any_free_slot_when_the_powerful_ones_are_taken
     res = schedlab.simulate(_wl(("P1", 0, 10, 9), ("P2", 1, 10, 9)), cl, pol)
     assert _machines_of(res) == {"P1": [0], "P2": [2]}
     assert pol.rng.asked == [("integers", 2)]      # no draw for P1: one most powerful slot
+
+
+def test_memory_taken_by_a_regular_placement_is_gone_for_the_next_one():
+    """Memory-aware. One machine <2 cpu, 3 mem, 2 slots>. U1 and U2 (class 0, uses 2 each,
+    10 s) arrive together: U1 takes a slot; 1 memory is left, so U2 waits for U1 to end:
+    10-20."""
+    wl = _wl(("U1", 0, 10, 0, 2.0), ("U2", 0, 10, 0, 2.0))
+    res = schedlab.simulate(wl, machines((2, 3), slots=2), "pri", params=EVENT)
+    assert _rows(res) == [("U1", 0, 0.0, 10.0, "completed"), ("U2", 0, 10.0, 20.0, "completed")]
+
+
+def test_a_head_without_victim_stops_the_evictions_of_the_tick():
+    """Memory-aware. One machine <1 cpu, 2 mem, 1 slot>: L (class 0, uses 1) runs 0-100. At
+    1, H (class 5, uses 3) is the head: even with L evicted only 2 memory would be free,
+    so there is no victim for it, and the phase stops (§4.2 step 3.2): M (class 3, uses
+    0.5), behind H, does not evict L either. M runs when L ends: 100-110."""
+    wl = _wl(("L", 0, 100, 0, 1.0), ("H", 1, 10, 5, 3.0), ("M", 1, 10, 3, 0.5))
+    res = schedlab.simulate(wl, machines((1, 2), slots=1), "pri", params=EVENT, until=200)
+    assert _rows(res) == [("L", 0, 0.0, 100.0, "completed"), ("M", 0, 100.0, 110.0, "completed")]
+
+
+def test_memory_freed_by_an_eviction_serves_the_same_decision():
+    """Memory-aware. One machine <3 cpu, 4 mem, 3 slots>. V (class 0, uses 3) and W (class
+    5, uses 0.5) run from 0: one slot free with 0.5 memory. At 1, H (class 5, uses 1) does
+    not fit there and evicts V (0.5 + 3 >= 1): 2.5 memory is then free on the machine,
+    where U (class 4, uses 2), next in queue order, takes the remaining free slot at 1."""
+    wl = _wl(("V", 0, 100, 0, 3.0), ("W", 0, 100, 5, 0.5), ("H", 1, 10, 5, 1.0),
+             ("U", 1, 10, 4, 2.0))
+    res = schedlab.simulate(wl, machines((3, 4), slots=3), "pri", params=EVENT, until=50)
+    assert [r for r in _rows(res) if r[0] in "HU"] == [("H", 0, 1.0, 11.0, "completed"),
+                                                       ("U", 0, 1.0, 11.0, "completed")]
+    assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["V"]
+
+
+def test_every_regular_placement_of_a_decision_stays_evictable():
+    """Memory-aware. One machine <2 cpu, 4 mem, 2 slots>. At 0: A (class 4, uses 0.5), B
+    (class 3, uses 5: never fits) and C (class 1, uses 0.5). A takes a slot; B is blocked
+    and nothing runs below it; C takes the other slot past it. X (class 5, 10 s) at 1
+    evicts C (lowest class); Y (class 5, 10 s) at 2 evicts A (class 4 < 5). A restarts
+    when X ends (11-111), C when Y ends (12-112)."""
+    wl = _wl(("A", 0, 100, 4, 0.5), ("B", 0, 10, 3, 5.0), ("C", 0, 100, 1, 0.5),
+             ("X", 1, 10, 5), ("Y", 2, 10, 5))
+    res = schedlab.simulate(wl, machines((2, 4), slots=2), "pri", params=EVENT, until=200)
+    assert _rows(res) == [("A", 0, 0.0, 2.0, "evicted"), ("A", 1, 11.0, 111.0, "completed"),
+                          ("C", 0, 0.0, 1.0, "evicted"), ("C", 1, 12.0, 112.0, "completed"),
+                          ("X", 0, 1.0, 11.0, "completed"), ("Y", 0, 2.0, 12.0, "completed")]
+
+
+def test_labels_left_after_the_free_slots_bound_the_sticky_evictions():
+    """HYBRID with sticky_evicts, 2 labels, memory-aware; one machine <4 cpu, 10 mem, 4
+    slots>. At 0, A1, A2 (class 0, uses 1, 2 s) take the labels; B1, B2 (class 0, uses 3)
+    are regular. At 2 the A's end: 2 slots, 2 labels, 4 memory. X (class 0, uses 1), C1,
+    C2 (class 1, uses 4) arrive: X takes a free slot and a label (3 memory left); C1 does
+    not fit and evicts B2 for the last label (3 + 3 >= 4; 2 left). C2 finds no label: the
+    regular phase evicts B1 (2 + 3 >= 4) for it, as regular work."""
+    wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0),
+             ("B2", 0, 100, 0, 3.0), ("X", 2, 10, 0, 1.0), ("C1", 2, 10, 1, 4.0),
+             ("C2", 2, 10, 1, 4.0))
+    res = schedlab.simulate(wl, machines((4, 10), slots=4), "hybrid",
+                            params={**EVENT, "sticky_slots": 2, "sticky_evicts": True}, until=50)
+    flags = _sticky_flags(res)
+    assert (flags["X"], flags["C1"], flags["C2"]) == ([True], [True], [False])
+    assert sorted(r[0] for r in _rows(res) if r[4] == "evicted") == ["B1", "B2"]
+    assert res.summary["actions_rejected"] == 0
