@@ -598,19 +598,22 @@ def test_a_sticky_eviction_picks_a_victim_whose_slot_holds_the_head(limit, b1, s
 
 
 def test_the_memory_a_sticky_eviction_frees_counts_in_the_same_decision():
-    """As the two-head case, with C1, C2 using 2.5: after both sticky evictions m0 has 2 +
-    (3 - 2.5) x 2 = 3 memory free and 2 free slots, so the regular phase places B1 (first
-    arrival, uses exactly 3) back at once, 2-102 (regular); B2 waits for the C's labels:
-    sticky 12-112."""
+    """As the two-head case, with C1, C2 using 2.5, and D (class 0, uses 3, 10 s) arriving
+    with them: after both sticky evictions the machine has 2 + (3 - 2.5) x 2 = 3 memory
+    free and 2 free slots, so the regular phase of the same decision places D (exactly 3):
+    2-12, regular. The evicted B's find no memory until 12, when the C's and D end: both
+    take the freed labels, 12-112."""
     wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0),
-             ("B2", 0, 100, 0, 3.0), ("C1", 2, 10, 1, 2.5), ("C2", 2, 10, 1, 2.5))
+             ("B2", 0, 100, 0, 3.0), ("C1", 2, 10, 1, 2.5), ("C2", 2, 10, 1, 2.5),
+             ("D", 2, 10, 0, 3.0))
     res = schedlab.simulate(wl, machines((4, 8), slots=4), "hybrid",
                             params={**EVENT, "sticky_slots": 2, "sticky_evicts": True})
     assert _rows(res) == [("A1", 0, 0.0, 2.0, "completed"), ("A2", 0, 0.0, 2.0, "completed"),
-                          ("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 2.0, 102.0, "completed"),
+                          ("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 12.0, 112.0, "completed"),
                           ("B2", 0, 0.0, 2.0, "evicted"), ("B2", 1, 12.0, 112.0, "completed"),
-                          ("C1", 0, 2.0, 12.0, "completed"), ("C2", 0, 2.0, 12.0, "completed")]
-    assert _sticky_flags(res)["B1"] == [False, False] and _sticky_flags(res)["B2"] == [False, True]
+                          ("C1", 0, 2.0, 12.0, "completed"), ("C2", 0, 2.0, 12.0, "completed"),
+                          ("D", 0, 2.0, 12.0, "completed")]
+    assert _sticky_flags(res)["D"] == [False] and _sticky_flags(res)["B1"] == [False, True]
 
 
 @pytest.mark.parametrize("counts_memory, v", [
