@@ -909,3 +909,19 @@ def test_labels_left_after_the_free_slots_bound_the_sticky_evictions():
     assert (flags["X"], flags["C1"], flags["C2"]) == ([True], [True], [False])
     assert sorted(r[0] for r in _rows(res) if r[4] == "evicted") == ["B1", "B2"]
     assert res.summary["actions_rejected"] == 0
+
+
+def test_a_multi_instance_head_counts_its_instances_placed_both_ways():
+    """HYBRID with sticky_evicts, 2 labels, memory-aware; one machine <4 cpu, 12 mem, 4
+    slots>. At 0, A1, A2 (class 0, uses 1, 2 s) take the labels; B1, B2 (class 0, uses 4)
+    are regular. At 2 the A's end: 2 slots, 2 labels, 4 memory. C (class 1, 3 instances,
+    uses 3 each) arrives: one instance takes a free slot, sticky (1 memory left); the
+    next does not fit and evicts B2 for the last label (1 + 4 >= 3; 2 left); the third,
+    in the regular phase, evicts B1 (2 + 4 >= 3). No instance is placed twice."""
+    wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 4.0),
+             ("B2", 0, 100, 0, 4.0), ("C", 2, 10, 1, 3.0, 3))
+    res = schedlab.simulate(wl, machines((4, 12), slots=4), "hybrid",
+                            params={**EVENT, "sticky_slots": 2, "sticky_evicts": True}, until=50)
+    assert sorted(_sticky_flags(res)["C"]) == [False, True, True]
+    assert sorted(r[0] for r in _rows(res) if r[4] == "evicted") == ["B1", "B2"]
+    assert res.summary["actions_rejected"] == 0
