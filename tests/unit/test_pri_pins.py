@@ -867,15 +867,18 @@ def test_a_head_without_victim_stops_the_evictions_of_the_tick():
 
 
 def test_memory_freed_by_an_eviction_serves_the_same_decision():
-    """Memory-aware. One machine <3 cpu, 4 mem, 3 slots>. V (class 0, uses 3) and W (class
-    5, uses 0.5) run from 0: one slot free with 0.5 memory. At 1, H (class 5, uses 1) does
-    not fit there and evicts V (0.5 + 3 >= 1): 2.5 memory is then free on the machine,
-    where U (class 4, uses 2), next in queue order, takes the remaining free slot at 1."""
-    wl = _wl(("V", 0, 100, 0, 3.0), ("W", 0, 100, 5, 0.5), ("H", 1, 10, 5, 1.0),
-             ("U", 1, 10, 4, 2.0))
-    res = schedlab.simulate(wl, machines((3, 4), slots=3), "pri", params=EVENT, until=50)
-    assert [r for r in _rows(res) if r[0] in "HU"] == [("H", 0, 1.0, 11.0, "completed"),
-                                                       ("U", 0, 1.0, 11.0, "completed")]
+    """Memory-aware, unit_time 1 (one decision per tick: what a decision does not place
+    waits for the next tick). One machine <3 cpu, 4 mem, 3 slots>. V (class 0, uses 3) and
+    W (class 5, uses 0.5) arrive at 0 and start at the tick at 1: one slot free with 0.5
+    memory. H (class 5, uses 1) and U (class 4, uses 2) arrive at 1.5. At the tick at 2, H
+    does not fit there and evicts V (0.5 + 3 >= 1): 2.5 memory is then free on the
+    machine, where U, next in queue order, takes the remaining free slot at 2 too."""
+    wl = _wl(("V", 0, 100, 0, 3.0), ("W", 0, 100, 5, 0.5), ("H", 1.5, 10, 5, 1.0),
+             ("U", 1.5, 10, 4, 2.0))
+    res = schedlab.simulate(wl, machines((3, 4), slots=3), "pri", params={"unit_time": 1.0},
+                            until=50)
+    assert [r for r in _rows(res) if r[0] in "HU"] == [("H", 0, 2.0, 12.0, "completed"),
+                                                       ("U", 0, 2.0, 12.0, "completed")]
     assert [r[0] for r in _rows(res) if r[4] == "evicted"] == ["V"]
 
 
