@@ -928,3 +928,20 @@ def test_a_multi_instance_head_counts_its_instances_placed_both_ways():
     assert sorted(_sticky_flags(res)["C"]) == [False, True, True]
     assert sorted(r[0] for r in _rows(res) if r[4] == "evicted") == ["B1", "B2"]
     assert res.summary["actions_rejected"] == 0
+
+
+def test_a_memory_kill_counts_as_a_requeue_for_the_last_entry_order():
+    """regular_order "last", memory-blind; one machine <8 cpu, 4 mem, 2 slots>. V (class 0,
+    uses 1, 100 s) starts at 0, P (class 0, uses nothing, 2 s) at 0.5; Q (class 0, 10 s)
+    arrives at 0.7 and waits. R (class 5, uses 3.5, 4 s) at 1 evicts P (the most recent
+    class 0) and overruns the memory (1 + 3.5 > 4): V is killed. Queue by last entry: Q
+    (entered at 0.7), then P (requeued first), then V: Q takes the free slot at 1 (1-11);
+    P the next one, when R ends (5-7); V when P ends, at 7."""
+    wl = _wl(("V", 0, 100, 0, 1.0), ("P", 0.5, 2, 0), ("Q", 0.7, 10, 0), ("R", 1, 4, 5, 3.5))
+    res = schedlab.simulate(wl, machines((8, 4), slots=2), "pri",
+                            params={**EVENT, "memory_aware": False, "regular_order": "last"},
+                            until=20)
+    assert _rows(res) == [("P", 0, 0.5, 1.0, "evicted"), ("P", 1, 5.0, 7.0, "completed"),
+                          ("Q", 0, 1.0, 11.0, "completed"), ("R", 0, 1.0, 5.0, "completed"),
+                          ("V", 0, 0.0, 1.0, "killed")]
+    assert res.sim.policy.memory_evictions[0] == 1
