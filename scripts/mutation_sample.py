@@ -137,6 +137,85 @@ EQUIVALENT: dict[str, str] = {
         "with no extra columns both branches give the same empty frame of n rows",
     "schedlab.cluster.spec.x_read_cluster__mutmut_78": "drops row_offset=2, which is the default",
 }
+
+# PRI census (fourth session): survivors judged equivalent by reading, grouped by reason
+_PRI = "schedlab.policies.preemptive_priority.xǁPriorityPolicyǁ"
+_PRI_EQUIVALENT: dict[str, dict[str, list[int]]] = {
+    'the reason text of an action, never read': {
+        '_evict_for': [32, 37, 44, 48],
+        '_fill': [81, 85, 89, 92],
+        '_sticky_through_eviction': [35, 39, 41, 42, 43],
+        'decide': [88, 99, 100, 101, 178, 181, 182, 183, 226, 229, 230, 231, 244, 245, 262, 263],
+        'on_memory_pressure': [62, 66, 68, 69],
+    },
+    'unreachable: the second random-slot branch, the checksum fallback, a hook PRI never calls, m < 0': {
+        '_choose_slot': [66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88],
+        '_pending': [31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48],
+        '_sticky_evicts': [1],
+        '_fill': [74],
+    },
+    'a tolerance boundary moved by 1e-12': {
+        '_choose_slot': [7, 53],
+        '_fill': [26, 47],
+        '_victim': [23],
+        '_victim_for': [10],
+        'on_memory_pressure': [16, 32],
+    },
+    'a dtype change only (same values)': {
+        'decide': [22, 63, 65, 97, 274, 276],
+        '_pending': [5, 7],
+        '_fill': [4, 6, 13, 15],
+        'reset': [11, 13, 16, 18, 26, 28, 31, 33, 38, 40, 83, 84, 87, 90, 93, 99, 102],
+        'on_memory_pressure': [30],
+        '_priority_order': [11],
+    },
+    'PRI places one instance per group: counts cannot differ': {
+        '_evict_for': [15, 29, 34, 38, 42, 46, 49],
+        'on_memory_pressure': [49, 50, 60, 64],
+    },
+    "a 'none' sentinel of another value below 1": {
+        '_choose_slot': [25, 40, 105],
+        '_victim': [6],
+        'reset': [104],
+    },
+    'only the key order matters (ranks are unique)': {
+        'reset': [74, 106],
+        '_requeued': [4],
+        '_priority_order': [3],
+    },
+    'the lazy prune and the checksum run at another time, same list': {
+        '_pending': [9, 10, 11, 12, 13, 14, 15, 17, 21, 23, 24, 25, 26, 27, 29],
+        'reset': [49],
+    },
+    'an allowed superset of the running regular tasks': {
+        'decide': [53, 268],
+        'reset': [59, 65],
+    },
+    'a shortcut whose slow path gives the same placements': {
+        'decide': [16, 66, 75, 76, 78, 103, 194, 196, 233, 235],
+        '_fill': [7, 9, 28, 32, 33, 59],
+        '_room': [3, 4, 6],
+    },
+    'falsy for falsy': {
+        'decide': [15, 162, 195],
+        'reset': [34, 35],
+        '_evict_for': [31],
+    },
+    'no observable change (tick-only calls, empty additions, larger sentinels, dead machines unread, empty-workload branches, the single-instance fast path, assertion text, the slow slot path, unread use, the trigger marks dirty anyway)': {
+        'decide': [10, 31, 32, 42, 121, 122, 131, 259, 260],
+        'reset': [20, 21, 23, 46, 51, 68, 70, 79, 81],
+        '_evict_for': [6],
+        '_victim': [21],
+        '_n_sticky': [6, 8, 9],
+        '_choose_slot': [12, 13, 15],
+        'on_memory_pressure': [11, 12, 29, 76, 77],
+        '_sticky_through_eviction': [46],
+    },
+}
+EQUIVALENT.update({f"{_PRI}{f}__mutmut_{n}": why for why, fs in _PRI_EQUIVALENT.items()
+                   for f, ns in fs.items() for n in ns})
+EQUIVALENT.update({f"schedlab.policies.preemptive_priority.x__powerful__mutmut_{n}": 'np.errstate or a float column read without dtype (warnings and dtype only)'
+                   for n in [5, 8, 9, 10, 11]})
 # A mutant that hung (time did not advance) and was stopped by hand instead of waiting for
 # mutmut's CPU limit (30x its tests' time): counted as a timeout, i.e. killed.
 STOPPED_HANGS = {"schedlab.engine.simulation.xǁSimulationǁ_run__mutmut_15",
