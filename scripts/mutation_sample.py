@@ -317,7 +317,8 @@ def confirm(sample: list[str], args) -> dict[str, str]:
     for m in todo:
         env["MUTANT_UNDER_TEST"] = m
         rc = subprocess.run(["nice", "-n", "19", sys.executable, "-m", "pytest", "-x", "-q",
-                             "-p", "no:cacheprovider", "-p", "no:randomly", *args.tests],
+                             "-p", "no:cacheprovider", "-p", "no:randomly", *args.tests,
+                             *(["-k", args.keyword] if args.keyword else [])],
                             cwd=MUTANTS, env=env, capture_output=True).returncode
         new = {0: "survived", 1: "killed"}.get(rc, f"pytest exit {rc}")
         print(f"  {statuses[m]:9s} -> {new:9s} {m}", flush=True)
@@ -343,6 +344,8 @@ def main() -> None:
     ap.add_argument("--tests", nargs="+", default=["tests/unit/test_mutation_kills.py"],
                     help="confirm: test files to run against each mutant")
     ap.add_argument("--module", default="", help="confirm: only mutants whose name contains this")
+    ap.add_argument("--keyword", default=None,
+                    help="confirm: a pytest -k expression (to leave out tests that need newer code)")
     args = ap.parse_args()
 
     if not (MUTANTS / "src").exists():
