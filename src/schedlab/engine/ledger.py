@@ -61,3 +61,36 @@ class Ledger:
             if not self._keep:
                 rows.clear()
         return self._arr
+
+
+class FreeBase:
+    """Capacity minus regular allocation, less the slots opportunistic work holds: the
+    part of the view's ``free()`` that changes only when an allocation does.
+
+    Rows are recomputed from the Python ledger rows of the machines in ``stale`` (the
+    state adds a machine whenever it charges its allocation), with the same float
+    operations, in the same order, as the whole-array expression they replace.
+    """
+
+    __slots__ = ("_arr", "stale", "_cap", "_alloc", "_opp")
+
+    def __init__(self, cap_rows: list[list[float]], alloc_rows: dict[int, list[float]],
+                 opp_rows: dict[int, list[float]]) -> None:
+        self._arr = np.zeros((len(cap_rows), len(cap_rows[0]) if cap_rows else 0))
+        self.stale: set[int] = set(range(len(cap_rows)))
+        self._cap, self._alloc, self._opp = cap_rows, alloc_rows, opp_rows
+
+    def array(self) -> np.ndarray:
+        """The (M, R) array, current (do not modify it)."""
+        stale = self.stale
+        if stale:
+            idx = list(stale)
+            cap, alloc, opp = self._cap, self._alloc, self._opp
+            rows = []
+            for m in idx:
+                row = [c - a for c, a in zip(cap[m], alloc[m])]
+                row[-1] -= opp[m][-1]
+                rows.append(row)
+            self._arr[idx] = rows
+            stale.clear()
+        return self._arr

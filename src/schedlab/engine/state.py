@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
-
+from array import array
 import numpy as np
 
 from schedlab.cluster.actions import Trigger
@@ -29,7 +28,7 @@ from schedlab.cluster.state import RUNNING, STARTING, GroupTable
 from schedlab.engine import events as ev
 from schedlab.engine.clocks import VirtualClocks
 from schedlab.engine.config import EngineConfig
-from schedlab.engine.ledger import Ledger
+from schedlab.engine.ledger import FreeBase, Ledger
 from schedlab.engine.records import (FIN_COMPLETED, FIN_DROPPED, OUT_COMPLETED, OUT_EVICTED,
                                      OUT_FAILED, OUT_KILLED, OUT_PREEMPTED, RunRecords)
 from schedlab.engine.steps import UsageSteps
@@ -86,15 +85,21 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         # the ledgers' changed-row sets, marked directly on the hot path
         self._alloc_dirty, self._opp_dirty = self._alloc.dirty, self._opp.dirty
         self._used_dirty = self._used.dirty
+        #: capacity less allocation, for the view's ``free()``; ``charge`` marks rows stale
+        self.free_base = FreeBase(self._cap_rows, self._alloc_rows, self._opp_rows)
+        self._free_stale = self.free_base.stale
         self._tot_alloc = [0.0] * _NR
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
         self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
+        self._vec_index: tuple | None = None
         self._tot_used = [0.0] * _NR
         self.reserved = np.zeros((M, _NR))
         self.reservations: dict[tuple[int, int], np.ndarray] = {}
         self.groups_on: list[set[int]] = [set() for _ in range(M)]
-        self.node_queue: list[deque[QueueEntry]] = [deque() for _ in range(M)]
+        #: node-local FIFO queues, as insertion-ordered dicts of entries (O(1) removal of
+        #: any entry: queue policies start the entry they choose, not the head)
+        self.node_queue: list[dict[QueueEntry, None]] = [{} for _ in range(M)]
         #: the entries of each task in each node queue, in queue order
         self.node_queue_of_task: list[dict[int, list[QueueEntry]]] = [{} for _ in range(M)]
         self.queue_length = np.zeros(M, dtype=np.int64)
@@ -232,10 +237,10 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         reason = "machine " + ("failed" if failed else "removed")
         for gid in sorted(self.groups_on[m]):
             self.end_group(gid, None, outcome, requeue=True, reason=reason)
-        while self.node_queue[m]:
-            e = self.node_queue[m].popleft()
+        for e in list(self.node_queue[m]):
             self.return_to_pending(e.task, e.ids)
             self.queued_total -= len(e.ids)
+        self.node_queue[m].clear()
         self.node_queue_of_task[m].clear()
         self.queue_length[m] = 0
         for (mm, j) in [k for k in self.reservations if k[0] == m]:
@@ -342,6 +347,7 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         if v is None:
             v = self._task_vectors(t)
         if alloc:
+            self._free_stale.add(m)
             if c:
                 row = self._opp_rows[m]
                 self._opp_dirty.add(m)
@@ -390,10 +396,24 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         while it has instances placed (dropped when the task ends)."""
         v = self._tvec.get(t)
         if v is None:
+            if self._vec_index is None:
+                self._vec_index = self._index_vectors()
+            req_pairs, req_of, use_pairs, use_of = self._vec_index
             w = self.w
-            v = self._tvec[t] = (self._pairs(w.request[t]), self._pairs(w.usage[t]),
+            v = self._tvec[t] = (req_pairs[req_of[t]], use_pairs[use_of[t]],
                                  int(w.job[t]), int(w.queue[t]))
         return v
+
+    def _index_vectors(self) -> tuple:
+        """The distinct request and usage vectors of the workload, as pair lists, and the
+        index of each task's (one sort at the first placement, not a lookup per task)."""
+        out = []
+        for table in (self.w.request, self.w.usage):
+            rows, inverse = np.unique(table, axis=0, return_inverse=True)
+            index = array("q")
+            index.frombytes(inverse.reshape(-1).astype(np.int64).tobytes())
+            out += [[self._pairs(row) for row in rows], index]
+        return tuple(out)
 
     def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:
         """Nonzero (column, value) pairs of a resource vector, shared between tasks with

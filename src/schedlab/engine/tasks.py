@@ -124,7 +124,7 @@ class TaskQueues:
         return runs
 
     def add_to_node_queue(self, m: int, entry: QueueEntry) -> None:
-        self.node_queue[m].append(entry)
+        self.node_queue[m][entry] = None
         self.node_queue_of_task[m].setdefault(entry.task, []).append(entry)
         n = len(entry.ids)
         self.queue_length[m] += n
@@ -134,9 +134,21 @@ class TaskQueues:
         """Take ``n`` instances of ``t`` queued at ``m`` as (lo, n, enqueue_time) runs, or
         None if fewer are queued."""
         entries = self.node_queue_of_task[m].get(t)
-        if entries is None or sum(len(e.ids) for e in entries) < n:
+        if entries is None:
             return None
         q = self.node_queue[m]
+        first = entries[0]
+        ids = first.ids
+        if len(entries) == 1 and len(ids) == n and (n == 1 or ids[-1] - ids[0] == n - 1
+                                                    and ids == sorted(ids)):
+            # the common case: one entry, taken whole, one contiguous run
+            del q[first]
+            del self.node_queue_of_task[m][t]
+            self.queue_length[m] -= n
+            self.queued_total -= n
+            return [(ids[0], n, first.enqueue_time)]
+        if sum(len(e.ids) for e in entries) < n:
+            return None
         out: list[tuple[int, int, float]] = []
         left = n
         for e in list(entries):
@@ -148,7 +160,7 @@ class TaskQueues:
             left -= k
             out.extend((lo, c, e.enqueue_time) for lo, c in runs_of(sorted(taken)))
             if not e.ids:
-                q.remove(e)
+                del q[e]
                 entries.remove(e)
         if not entries:
             del self.node_queue_of_task[m][t]
