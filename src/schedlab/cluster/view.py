@@ -180,15 +180,13 @@ class ClusterView:
         s = self._state
         if not s.pending_total:
             return np.empty(0, dtype=np.int64)  # queue policies hand tasks on at once
-        head = s.ready_head
-        order = s.ready_order
-        ended = s.ended
-        inst = s.w.instances
-        # skip the prefix of tasks that can never be pending again
-        while head < s.n_ready and ended[order[head]] == inst[order[head]]:
-            head += 1
-        s.ready_head = head
-        return order[np.flatnonzero(s.pending_by_rank[head:s.n_ready]) + head]
+        # no rank below ``pending_from`` has pending instances (see TaskQueues)
+        lo = s.pending_from
+        ranks = np.flatnonzero(s.pending_by_rank[lo:s.n_ready])
+        if len(ranks):
+            ranks += lo
+            s.pending_from = int(ranks[0])
+        return s.ready_order[ranks]
 
     def running_groups(self) -> RunningGroups:
         return RunningGroups(self._state)

@@ -54,9 +54,11 @@ class Ledger:
 
     def array(self) -> np.ndarray:
         if self._dirty:
-            idx = list(self._dirty)
+            arr = self._arr
             rows = self._rows
-            self._arr[idx] = [rows[i] for i in idx]
+            # row by row: numpy converts one flat list several times faster than a nested one
+            for i in self._dirty:
+                arr[i] = rows[i]
             self._dirty.clear()
             if not self._keep:
                 rows.clear()
@@ -67,30 +69,17 @@ class FreeBase:
     """Capacity minus regular allocation, less the slots opportunistic work holds: the
     part of the view's ``free()`` that changes only when an allocation does.
 
-    Rows are recomputed from the Python ledger rows of the machines in ``stale`` (the
-    state adds a machine whenever it charges its allocation), with the same float
-    operations, in the same order, as the whole-array expression they replace.
+    ``rows[m]`` writes into row ``m`` of the array (a memoryview); the state's ``charge``
+    sets each column it changes to ``capacity - allocation`` (slots: ``- opportunistic``
+    too), the same float operations, in the same order, as the whole-array formula.
     """
 
-    __slots__ = ("_arr", "stale", "_cap", "_alloc", "_opp")
+    __slots__ = ("_arr", "rows")
 
-    def __init__(self, cap_rows: list[list[float]], alloc_rows: dict[int, list[float]],
-                 opp_rows: dict[int, list[float]]) -> None:
-        self._arr = np.zeros((len(cap_rows), len(cap_rows[0]) if cap_rows else 0))
-        self.stale: set[int] = set(range(len(cap_rows)))
-        self._cap, self._alloc, self._opp = cap_rows, alloc_rows, opp_rows
+    def __init__(self, capacity: np.ndarray) -> None:
+        self._arr = np.array(capacity, dtype=float)      # nothing allocated yet
+        self.rows = [memoryview(row) for row in self._arr]
 
     def array(self) -> np.ndarray:
-        """The (M, R) array, current (do not modify it)."""
-        stale = self.stale
-        if stale:
-            idx = list(stale)
-            cap, alloc, opp = self._cap, self._alloc, self._opp
-            rows = []
-            for m in idx:
-                row = [c - a for c, a in zip(cap[m], alloc[m])]
-                row[-1] -= opp[m][-1]
-                rows.append(row)
-            self._arr[idx] = rows
-            stale.clear()
+        """The (M, R) array, always current (do not modify it)."""
         return self._arr

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from array import array
+
 import numpy as np
 
 from schedlab.cluster.actions import Trigger
@@ -29,6 +29,7 @@ from schedlab.engine import events as ev
 from schedlab.engine.clocks import VirtualClocks
 from schedlab.engine.config import EngineConfig
 from schedlab.engine.ledger import FreeBase, Ledger
+from schedlab.engine.ledgers import Ledgers
 from schedlab.engine.records import (FIN_COMPLETED, FIN_DROPPED, OUT_COMPLETED, OUT_EVICTED,
                                      OUT_FAILED, OUT_KILLED, OUT_PREEMPTED, RunRecords)
 from schedlab.engine.steps import UsageSteps
@@ -42,7 +43,7 @@ _COUNTER_OF = {OUT_EVICTED: "evictions", OUT_PREEMPTED: "preemptions", OUT_KILLE
                OUT_FAILED: "failures"}
 
 
-class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
+class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
     """Machines, running groups and task queues of one run, at time ``now``.
 
     The virtual clocks, contention factors and completion scheduling come from
@@ -85,14 +86,13 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         # the ledgers' changed-row sets, marked directly on the hot path
         self._alloc_dirty, self._opp_dirty = self._alloc.dirty, self._opp.dirty
         self._used_dirty = self._used.dirty
-        #: capacity less allocation, for the view's ``free()``; ``charge`` marks rows stale
-        self.free_base = FreeBase(self._cap_rows, self._alloc_rows, self._opp_rows)
-        self._free_stale = self.free_base.stale
+        #: capacity less allocation, for the view's ``free()`` (kept by ``charge``)
+        self.free_base = FreeBase(self.capacity)
+        self._free_rows = self.free_base.rows
         self._tot_alloc = [0.0] * _NR
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
         self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
-        self._vec_index: tuple | None = None
         self._tot_used = [0.0] * _NR
         self.reserved = np.zeros((M, _NR))
         self.reservations: dict[tuple[int, int], np.ndarray] = {}
@@ -129,79 +129,6 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         self.heartbeat_machine: int | None = None
         if workload.has_usage_steps:
             self.install_usage_steps()
-
-    # ------------------------------------------------------------ published state
-    @property
-    def allocated(self) -> np.ndarray:
-        """(M, R) regular allocation (sum of granted requests)."""
-        return self._alloc.array()
-
-    @property
-    def opp_allocated(self) -> np.ndarray:
-        """(M, R) opportunistic allocation."""
-        return self._opp.array()
-
-    @property
-    def used(self) -> np.ndarray:
-        """(M, R) actual usage after contention."""
-        return self._used.array()
-
-    @property
-    def job_alloc(self) -> np.ndarray:
-        """(J, R) regular allocation per job (kept from the first read on)."""
-        if not self._track_owners:
-            self._start_owner_tracking()
-        return self._jobs.array()
-
-    @property
-    def queue_alloc(self) -> np.ndarray:
-        """(Q, R) regular allocation per queue (kept from the first read on)."""
-        if not self._track_owners:
-            self._start_owner_tracking()
-        return self._queues.array()
-
-    def owner_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """The (J, R) and (Q, R) arrays behind ``job_alloc`` and ``queue_alloc``, without
-        starting their bookkeeping (the view wraps them once)."""
-        return self._jobs.array(), self._queues.array()
-
-    def _start_owner_tracking(self) -> None:
-        """Build the per-job and per-queue allocation from the live groups; from now on
-        every start and release keeps them current. Runs whose policy never reads them
-        (FIFO, ...) skip that bookkeeping entirely."""
-        G = self.groups
-        ids = G.alive_ids()
-        ids = ids[G.cls[ids] == 0]
-        tasks = G.task[ids]
-        amount = self.w.request[tasks] * G.count[ids][:, None]
-        # filled in place: the view holds read-only views of these arrays
-        jobs = self._jobs.array()
-        jobs[:] = 0.0
-        np.add.at(jobs, self.w.job[tasks], amount)
-        queues = self._queues.array()
-        queues[:] = 0.0
-        np.add.at(queues, self.w.queue[tasks], amount)
-        for q, row in self._queues.rows.items():
-            row[:] = queues[q].tolist()
-        self._track_owners = True
-
-    @property
-    def class_usage(self) -> np.ndarray:
-        """(M, 2, R) nominal usage of running groups by class (regular, opportunistic)."""
-        return np.array(self._cu)
-
-    @property
-    def tot_alloc(self) -> np.ndarray:
-        return np.array(self._tot_alloc)
-
-    @property
-    def tot_used(self) -> np.ndarray:
-        return np.array(self._tot_used)
-
-    def publish(self) -> None:
-        """Write all changed ledger rows to their arrays (the view publishes on read)."""
-        for ledger in (self._alloc, self._opp, self._used, self._jobs, self._queues):
-            ledger.array()
 
     @property
     def live(self) -> bool:
@@ -337,92 +264,6 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         heapq.heappush(self.heaps[i], (vf, gid, G.gen[gid]))
         if self.first_start[t] != self.first_start[t]:
             self.first_start[t] = now
-
-    def charge(self, m: int, c: int, t: int, k: int, usage: bool = True,
-               alloc: bool = True) -> None:
-        """Add ``k`` instances of task ``t`` (class ``c``: 0 regular, 1 opportunistic) to
-        machine ``m``'s allocation ledgers (with ``alloc``) and nominal usage (with
-        ``usage``); ``k < 0`` removes them. One pass, as it runs twice per group."""
-        v = self._tvec.get(t)
-        if v is None:
-            v = self._task_vectors(t)
-        if alloc:
-            self._free_stale.add(m)
-            if c:
-                row = self._opp_rows[m]
-                self._opp_dirty.add(m)
-                for r, x in v[0]:
-                    row[r] += x * k
-            else:
-                row = self._alloc_rows[m]
-                self._alloc_dirty.add(m)
-                ta = self._tot_alloc if self._alive_rows[m] else self._tot_dead
-                if self._track_owners:
-                    jrow = self._jobs.row(v[2])
-                    qrow = self._queue_rows[v[3]]
-                    self._queues.dirty.add(v[3])
-                    for r, x in v[0]:
-                        x *= k
-                        row[r] += x
-                        jrow[r] += x
-                        qrow[r] += x
-                        ta[r] += x
-                else:
-                    for r, x in v[0]:
-                        x *= k
-                        row[r] += x
-                        ta[r] += x
-        if not usage:
-            return
-        crow = self._cu[m][c]
-        i = 2 * m
-        fac = self._factor
-        if fac[i] == 1.0 and fac[i + 1] == 1.0:
-            # uncontended: ``used`` follows the nominal usage (see VirtualClocks.refresh)
-            urow = self._used_rows[m]
-            self._used_dirty.add(m)
-            tu = self._tot_used if self._alive_rows[m] else self._tot_dead
-            for r, x in v[1]:
-                x *= k
-                crow[r] += x
-                urow[r] += x
-                tu[r] += x
-        else:
-            for r, x in v[1]:
-                crow[r] += x * k
-
-    def _task_vectors(self, t: int) -> tuple:
-        """(nonzero request pairs, nonzero usage pairs, job, queue) of task ``t``, cached
-        while it has instances placed (dropped when the task ends)."""
-        v = self._tvec.get(t)
-        if v is None:
-            if self._vec_index is None:
-                self._vec_index = self._index_vectors()
-            req_pairs, req_of, use_pairs, use_of = self._vec_index
-            w = self.w
-            v = self._tvec[t] = (req_pairs[req_of[t]], use_pairs[use_of[t]],
-                                 int(w.job[t]), int(w.queue[t]))
-        return v
-
-    def _index_vectors(self) -> tuple:
-        """The distinct request and usage vectors of the workload, as pair lists, and the
-        index of each task's (one sort at the first placement, not a lookup per task)."""
-        out = []
-        for table in (self.w.request, self.w.usage):
-            rows, inverse = np.unique(table, axis=0, return_inverse=True)
-            index = array("q")
-            index.frombytes(inverse.reshape(-1).astype(np.int64).tobytes())
-            out += [[self._pairs(row) for row in rows], index]
-        return tuple(out)
-
-    def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:
-        """Nonzero (column, value) pairs of a resource vector, shared between tasks with
-        the same vector (traces have few distinct ones)."""
-        key = row.tobytes()
-        pairs = self._pairs_cache.get(key)
-        if pairs is None:
-            pairs = self._pairs_cache[key] = [(r, x) for r, x in enumerate(row.tolist()) if x]
-        return pairs
 
     def finish_group(self, gid: int) -> None:
         """Group ``gid`` has done all its work: its instances complete."""

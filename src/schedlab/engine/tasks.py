@@ -48,10 +48,12 @@ class TaskQueues:
         self.ready_order = np.zeros(max(T, 1), dtype=np.int64)
         self.ready_rank = np.full(T, -1, dtype=np.int64)       # position in ready_order
         self.n_ready = 0
-        self.ready_head = 0        # tasks before it can never be pending again (see view)
         #: ``pending[ready_order[r]] > 0`` by readiness rank r, kept in step with ``pending``
         #: (the view lists pending tasks with one scan of it, not a gather over all ranks)
         self.pending_by_rank = np.zeros(max(T, 1), dtype=bool)
+        #: no rank below it has pending instances: the view's scan starts there (it moves
+        #: up to the first pending rank it finds, and down when a task becomes pending)
+        self.pending_from = 0
         self.attempts = np.zeros(workload.n_instances, dtype=np.int32)
         # Python mirrors for instances_ended, which runs once per finished group
         self._instances = workload.instances.tolist()
@@ -73,6 +75,8 @@ class TaskQueues:
         self.ready_order[self.n_ready] = t
         self.ready_rank[t] = self.n_ready
         self.pending_by_rank[self.n_ready] = n > 0
+        if n > 0 and self.n_ready < self.pending_from:
+            self.pending_from = self.n_ready
         self.n_ready += 1
         self.changes.arrivals.append(t)
 
@@ -103,7 +107,10 @@ class TaskQueues:
         self.pending[t] += len(local_ids)
         self.pending_total += len(local_ids)
         if local_ids:
-            self.pending_by_rank[self.ready_rank[t]] = True
+            rank = int(self.ready_rank[t])
+            self.pending_by_rank[rank] = True
+            if rank < self.pending_from:
+                self.pending_from = rank
 
     def take_pending(self, t: int, count: int) -> list[tuple[int, int]]:
         """Take ``count`` pending instances of ``t``: requeued first. Returns (lo, n) runs."""
