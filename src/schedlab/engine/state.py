@@ -39,6 +39,7 @@ from schedlab.workload.job import Workload
 __all__ = ["ClusterState", "QueueEntry"]
 
 _NR = len(RESOURCES)
+_PRIO_STARTUP = ev._PRIORITY[ev.STARTUP]
 _COUNTER_OF = {OUT_EVICTED: "evictions", OUT_PREEMPTED: "preemptions", OUT_KILLED: "kills",
                OUT_FAILED: "failures"}
 
@@ -81,6 +82,9 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self._used = Ledger(M, _NR)               # actual usage after contention
         self._cu = [[[0.0] * _NR, [0.0] * _NR] for _ in range(M)]  # nominal usage by class
         self._cap_rows = self.capacity.tolist()
+        #: memory use above which a machine is relieved (``over_memory``)
+        self.mem_limit = [cap * (1 + FIT_TOLERANCE) + FIT_TOLERANCE
+                          for cap in self.capacity[:, R_MEM].tolist()]
         self._alloc_rows, self._opp_rows = self._alloc.rows, self._opp.rows
         self._used_rows = self._used.rows
         # the ledgers' changed-row sets, marked directly on the hot path
@@ -117,6 +121,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         J = workload.n_jobs
         self._jobs = Ledger(J, _NR, keep_rows=False)
         self.job_tasks_left = np.diff(workload.job_tasks_ptr).astype(np.int64)
+        self._job_tasks_left = self.job_tasks_left.tolist()     # Python mirror
         self._queues = Ledger(max(len(workload.queue_names), 1), _NR)
         self._queue_rows = self._queues.rows
         self._track_owners = False       # job/queue ledgers start at their first read
@@ -208,7 +213,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         G.alloc_time[gid] = now
         G.queue_time[gid] = queue_time
         key = self._inst_offset[t] + inst_lo
-        attempt = int(self.attempts[key])
+        attempt = self.attempts.item(key)
         G.attempt[gid] = attempt
         work = self._duration[t]
         if self.remaining_work and key in self.remaining_work:
@@ -224,7 +229,8 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
             G.start_time[gid] = np.nan
             G.state[gid] = STARTING
             self.starting += 1
-            self.events.push(now + startup_delay, ev.STARTUP, gid, gen)
+            heapq.heappush(self._ev_heap, (now + startup_delay, _PRIO_STARTUP,
+                                           next(self._ev_seq), ev.STARTUP, gid, gen))
             return gid
         self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, now,
                           attempt, float(queue_time), float(work)]
@@ -237,8 +243,9 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         G.v_start[gid] = v0
         G.v_finish[gid] = vf = v0 + work
         heapq.heappush(self.heaps[i], (vf, gid, gen))
-        if self.first_start[t] != self.first_start[t]:     # NaN: first start of this task
-            self.first_start[t] = now
+        first = self.first_start
+        if math.isnan(first.item(t)):                # the first start of this task
+            first[t] = now
         return gid
 
     def start_up(self, gid: int, g: int) -> None:
@@ -247,23 +254,23 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         if G.gen[gid] != g or G.state[gid] != STARTING:
             return
         self.starting -= 1
-        m = int(G.machine[gid])
-        c = int(G.cls[gid])
-        t = int(G.task[gid])
+        row = self._gpy[gid]                 # the group's fields (see __init__)
+        t, m, c = row[0], row[1], row[4]
         now = self.now
         self.dirty.add(m)
         G.state[gid] = RUNNING
         G.start_time[gid] = now
-        self._gpy[gid][7] = now
-        self.charge(m, c, t, int(G.count[gid]), alloc=False)
+        row[7] = now
+        self.charge(m, c, t, row[3], alloc=False)
         i = 2 * m + c
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
-        vf = v0 + float(G.work[gid])
+        vf = v0 + row[10]
         G.v_start[gid] = v0
         G.v_finish[gid] = vf
-        heapq.heappush(self.heaps[i], (vf, gid, G.gen[gid]))
-        if self.first_start[t] != self.first_start[t]:
-            self.first_start[t] = now
+        heapq.heappush(self.heaps[i], (vf, gid, g))
+        first = self.first_start
+        if math.isnan(first.item(t)):
+            first[t] = now
 
     def finish_group(self, gid: int) -> None:
         """Group ``gid`` has done all its work: its instances complete."""
@@ -275,7 +282,10 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self.records.attempts.append((t, lo, n, m, alloc_t, start_t, self.now, OUT_COMPLETED,
                                       attempt, c, sticky, queue_t, 1, work))
         base = self._inst_offset[t] + lo
-        self.final[base:base + n] = FIN_COMPLETED
+        if n == 1:
+            self.final[base] = FIN_COMPLETED
+        else:
+            self.final[base:base + n] = FIN_COMPLETED
         self.completed[t] += n
         self.groups_on[m].discard(gid)
         self.groups.release(gid)
@@ -342,9 +352,8 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
     # ------------------------------------------------------------ memory pressure
     def over_memory(self, m: int) -> bool:
         """Nominal memory use on ``m`` exceeds its capacity (work must be killed)."""
-        cap = self._cap_rows[m][R_MEM]
         cu0, cu1 = self._cu[m]
-        return cu0[R_MEM] + cu1[R_MEM] > cap * (1 + FIT_TOLERANCE) + FIT_TOLERANCE
+        return cu0[R_MEM] + cu1[R_MEM] > self.mem_limit[m]
 
     def default_victim(self, m: int) -> int | None:
         """The group to kill first under memory pressure: opportunistic work, then the

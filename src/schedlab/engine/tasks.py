@@ -68,16 +68,18 @@ class TaskQueues:
             self._make_ready(t)
 
     def _make_ready(self, t: int) -> None:
-        n = int(self.w.instances[t])
+        n = self._instances[t]
+        rank = self.n_ready
         self.pending[t] += n
         self.pending_total += n
         self.ready_time[t] = self.now
-        self.ready_order[self.n_ready] = t
-        self.ready_rank[t] = self.n_ready
-        self.pending_by_rank[self.n_ready] = n > 0
-        if n > 0 and self.n_ready < self.pending_from:
-            self.pending_from = self.n_ready
-        self.n_ready += 1
+        self.ready_order[rank] = t
+        self.ready_rank[t] = rank
+        if n > 0:
+            self.pending_by_rank[rank] = True
+            if rank < self.pending_from:
+                self.pending_from = rank
+        self.n_ready = rank + 1
         self.changes.arrivals.append(t)
 
     def instances_ended(self, t: int, n: int) -> None:
@@ -86,19 +88,24 @@ class TaskQueues:
         self._ended_py[t] = done
         self.ended[t] = done
         if done == self._instances[t]:
-            self.end_time[t] = self.now
+            now = self.now
+            self.end_time[t] = now
             self._tvec.pop(t, None)
-            w = self.w
             lo, hi = self._child_ptr[t], self._child_ptr[t + 1]
             if hi > lo:
-                for c in w.child_idx[lo:hi]:
-                    self.unfinished_parents[c] -= 1
-                    if self.unfinished_parents[c] == 0 and self.submitted[c]:
-                        self._make_ready(int(c))
-            j = self.w.job[t]
-            self.job_tasks_left[j] -= 1
-            if self.job_tasks_left[j] == 0:
-                self.job_end[j] = self.now
+                waiting = self.unfinished_parents
+                submitted = self.submitted
+                for c in self.w.child_idx[lo:hi].tolist():
+                    left = waiting.item(c) - 1
+                    waiting[c] = left
+                    if left == 0 and submitted.item(c):
+                        self._make_ready(c)
+            j = self.w.job.item(t)
+            left = self._job_tasks_left[j] - 1
+            self._job_tasks_left[j] = left
+            self.job_tasks_left[j] = left
+            if left == 0:
+                self.job_end[j] = now
 
     def return_to_pending(self, t: int, local_ids: list[int]) -> None:
         lst = self.requeued.setdefault(t, [])
