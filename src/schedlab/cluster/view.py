@@ -147,11 +147,15 @@ class ClusterView:
         s = self._state
         rows = slice(None) if machines is None else np.asarray(machines, dtype=np.int64)
         # one expression for both, so that free(machines) is exactly those rows of free()
-        f = s.capacity[rows] - s.allocated[rows]
         if s.reservations:
+            f = s.capacity[rows] - s.allocated[rows]
             f -= s.reserved[rows]
             f[:, -1] += s.reserved[rows, -1]        # reservations hold no slot
-        f[:, -1] -= s.opp_allocated[rows, -1]       # a slot is taken by any container
+            f[:, -1] -= s.opp_allocated[rows, -1]   # a slot is taken by any container
+        else:
+            # the same values, kept up to date row by row as allocations change
+            base = s.free_base.array()
+            f = base.copy() if machines is None else base[rows]
         if s.n_dead:
             f[~s.alive[rows]] = 0.0
         hb = s.heartbeat_machine
@@ -174,15 +178,15 @@ class ClusterView:
     def pending_tasks(self) -> np.ndarray:
         """Tasks with pending instances, in order of first readiness (FIFO)."""
         s = self._state
-        head = s.ready_head
-        order = s.ready_order
-        ended = s.ended
-        inst = s.w.instances
-        # skip the prefix of tasks that can never be pending again
-        while head < s.n_ready and ended[order[head]] == inst[order[head]]:
-            head += 1
-        s.ready_head = head
-        return order[np.flatnonzero(s.pending_by_rank[head:s.n_ready]) + head]
+        if not s.pending_total:
+            return np.empty(0, dtype=np.int64)  # queue policies hand tasks on at once
+        # no rank below ``pending_from`` has pending instances (see TaskQueues)
+        lo = s.pending_from
+        ranks = np.flatnonzero(s.pending_by_rank[lo:s.n_ready])
+        if len(ranks):
+            ranks += lo
+            s.pending_from = int(ranks[0])
+        return s.ready_order[ranks]
 
     def running_groups(self) -> RunningGroups:
         return RunningGroups(self._state)

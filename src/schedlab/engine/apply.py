@@ -143,20 +143,27 @@ class ActionApplier:
     def _enqueue(self, a: Enqueue) -> tuple[Status, str]:
         st = self.state
         t, m, n = a.task, a.machine, a.count
-        if not 0 <= t < st.w.n_tasks:
-            return Status.INFEASIBLE, f"unknown task {t}"
-        bad = st.valid_machine(m)
-        if bad:
-            return Status.INFEASIBLE, bad
-        if st.pending[t] < n or n < 1:
-            return Status.UNSCHEDULABLE, f"task {t} has {st.pending[t]} pending, not {n}"
-        st.pending[t] -= n
+        if not (0 <= t < st._n_tasks and 0 <= m < st._n_machines and st._alive_rows[m]):
+            if not 0 <= t < st._n_tasks:
+                return Status.INFEASIBLE, f"unknown task {t}"
+            return Status.INFEASIBLE, st.valid_machine(m)
+        pend = st.pending
+        have = pend.item(t)
+        if have < n or n < 1:
+            return Status.UNSCHEDULABLE, f"task {t} has {have} pending, not {n}"
+        pend[t] = have - n
         st.pending_total -= n
-        if not st.pending[t]:
+        if have == n:
             st.pending_by_rank[st.ready_rank[t]] = False
-        ids: list[int] = []
-        for lo, k in st.take_pending(t, n):
-            ids.extend(range(lo, lo + k))
+        if t in st.requeued:
+            ids: list[int] = []
+            for lo, k in st.take_pending(t, n):
+                ids.extend(range(lo, lo + k))
+        else:
+            fresh = st.fresh_next                  # fresh instances only (as take_pending)
+            lo = fresh.item(t)
+            fresh[t] = lo + n
+            ids = list(range(lo, lo + n))
         st.add_to_node_queue(m, QueueEntry(t, ids, st.now, a.opportunistic))
         return _OK
 

@@ -53,6 +53,7 @@ class VirtualClocks:
         self._due_version = [0] * (2 * M)
         self._speed_f = [float(v) for v in self.speed]
         self._yields = config.opportunistic_yields
+        self._own_schedule = False       # usage steps replace _schedule_due
         #: machines whose load changed since their last refresh
         self.dirty: set[int] = set()
         cap = self.capacity
@@ -121,7 +122,21 @@ class VirtualClocks:
                     vt[j] = now
                     rate[j] = spd * f
                     fac[j] = f
-        self._schedule_due(i)
+        heap = self.heaps[i]
+        if self._own_schedule:
+            self._schedule_due(i)           # usage steps schedule their boundaries too
+        elif not heap or self.groups.gen[heap[0][1]] != heap[0][2]:
+            self._schedule_due(i)
+        elif self._rate[i] <= 0:
+            self._set_due(i, math.inf)
+        else:
+            # _schedule_due(i), inline: a live head (it runs for every machine refreshed)
+            rate = self._rate[i]
+            now = self.now
+            v = self._vc[i] + (now - self._vt[i]) * rate
+            due = now + max(heap[0][0] - v, 0.0) / rate
+            if due != self._next_due[i]:
+                self._set_due(i, due)
         if self.heaps[i + 1] or self._next_due[i + 1] != math.inf:
             self._schedule_due(i + 1)
 

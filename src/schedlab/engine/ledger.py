@@ -54,10 +54,32 @@ class Ledger:
 
     def array(self) -> np.ndarray:
         if self._dirty:
-            idx = list(self._dirty)
+            arr = self._arr
             rows = self._rows
-            self._arr[idx] = [rows[i] for i in idx]
+            # row by row: numpy converts one flat list several times faster than a nested one
+            for i in self._dirty:
+                arr[i] = rows[i]
             self._dirty.clear()
             if not self._keep:
                 rows.clear()
+        return self._arr
+
+
+class FreeBase:
+    """Capacity minus regular allocation, less the slots opportunistic work holds: the
+    part of the view's ``free()`` that changes only when an allocation does.
+
+    ``rows[m]`` writes into row ``m`` of the array (a memoryview); the state's ``charge``
+    sets each column it changes to ``capacity - allocation`` (slots: ``- opportunistic``
+    too), the same float operations, in the same order, as the whole-array formula.
+    """
+
+    __slots__ = ("_arr", "rows")
+
+    def __init__(self, capacity: np.ndarray) -> None:
+        self._arr = np.array(capacity, dtype=float)      # nothing allocated yet
+        self.rows = [memoryview(row) for row in self._arr]
+
+    def array(self) -> np.ndarray:
+        """The (M, R) array, always current (do not modify it)."""
         return self._arr

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from schedlab.cluster.actions import Trigger
-from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS, RESOURCES, ClusterSpec
+from schedlab.cluster.spec import FIT_TOLERANCE, R_MEM, R_SLOTS, RESOURCES, ClusterSpec
 from schedlab.cluster.view import ClusterView
 from schedlab.engine import events as ev
 from schedlab.engine.apply import ActionApplier
@@ -187,7 +187,7 @@ class Simulation:
             t = heap[0][0]
             if t > until:
                 break
-            if not self.live and heap[0][3] != COMPLETE:
+            if heap[0][3] != COMPLETE and not self.live:
                 break
             if t < st.now:  # pragma: no cover - guarded by construction
                 raise AssertionError(f"time went backwards: {t} < {st.now}")
@@ -238,9 +238,11 @@ class Simulation:
         """Re-time the machines whose load changed and relieve any over memory; relief
         changes load again, so repeat until nothing is left to re-time."""
         st = self.state
+        cu, limit = st._cu, st.mem_limit
         while st.dirty:
             for m in st.refresh_dirty():
-                if st.over_memory(m):
+                cu0, cu1 = cu[m]
+                if cu0[R_MEM] + cu1[R_MEM] > limit[m]:          # st.over_memory(m)
                     self._relieve_memory(m)
 
     def _relieve_memory(self, m: int) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
 
 import numpy as np
 
@@ -29,7 +28,8 @@ from schedlab.cluster.state import RUNNING, STARTING, GroupTable
 from schedlab.engine import events as ev
 from schedlab.engine.clocks import VirtualClocks
 from schedlab.engine.config import EngineConfig
-from schedlab.engine.ledger import Ledger
+from schedlab.engine.ledger import FreeBase, Ledger
+from schedlab.engine.ledgers import Ledgers
 from schedlab.engine.records import (FIN_COMPLETED, FIN_DROPPED, OUT_COMPLETED, OUT_EVICTED,
                                      OUT_FAILED, OUT_KILLED, OUT_PREEMPTED, RunRecords)
 from schedlab.engine.steps import UsageSteps
@@ -39,11 +39,12 @@ from schedlab.workload.job import Workload
 __all__ = ["ClusterState", "QueueEntry"]
 
 _NR = len(RESOURCES)
+_PRIO_STARTUP = ev._PRIORITY[ev.STARTUP]
 _COUNTER_OF = {OUT_EVICTED: "evictions", OUT_PREEMPTED: "preemptions", OUT_KILLED: "kills",
                OUT_FAILED: "failures"}
 
 
-class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
+class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
     """Machines, running groups and task queues of one run, at time ``now``.
 
     The virtual clocks, contention factors and completion scheduling come from
@@ -81,11 +82,17 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         self._used = Ledger(M, _NR)               # actual usage after contention
         self._cu = [[[0.0] * _NR, [0.0] * _NR] for _ in range(M)]  # nominal usage by class
         self._cap_rows = self.capacity.tolist()
+        #: memory use above which a machine is relieved (``over_memory``)
+        self.mem_limit = [cap * (1 + FIT_TOLERANCE) + FIT_TOLERANCE
+                          for cap in self.capacity[:, R_MEM].tolist()]
         self._alloc_rows, self._opp_rows = self._alloc.rows, self._opp.rows
         self._used_rows = self._used.rows
         # the ledgers' changed-row sets, marked directly on the hot path
         self._alloc_dirty, self._opp_dirty = self._alloc.dirty, self._opp.dirty
         self._used_dirty = self._used.dirty
+        #: capacity less allocation, for the view's ``free()`` (kept by ``charge``)
+        self.free_base = FreeBase(self.capacity)
+        self._free_rows = self.free_base.rows
         self._tot_alloc = [0.0] * _NR
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
@@ -94,7 +101,9 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         self.reserved = np.zeros((M, _NR))
         self.reservations: dict[tuple[int, int], np.ndarray] = {}
         self.groups_on: list[set[int]] = [set() for _ in range(M)]
-        self.node_queue: list[deque[QueueEntry]] = [deque() for _ in range(M)]
+        #: node-local FIFO queues, as insertion-ordered dicts of entries (O(1) removal of
+        #: any entry: queue policies start the entry they choose, not the head)
+        self.node_queue: list[dict[QueueEntry, None]] = [{} for _ in range(M)]
         #: the entries of each task in each node queue, in queue order
         self.node_queue_of_task: list[dict[int, list[QueueEntry]]] = [{} for _ in range(M)]
         self.queue_length = np.zeros(M, dtype=np.int64)
@@ -112,6 +121,7 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         J = workload.n_jobs
         self._jobs = Ledger(J, _NR, keep_rows=False)
         self.job_tasks_left = np.diff(workload.job_tasks_ptr).astype(np.int64)
+        self._job_tasks_left = self.job_tasks_left.tolist()     # Python mirror
         self._queues = Ledger(max(len(workload.queue_names), 1), _NR)
         self._queue_rows = self._queues.rows
         self._track_owners = False       # job/queue ledgers start at their first read
@@ -124,79 +134,6 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         self.heartbeat_machine: int | None = None
         if workload.has_usage_steps:
             self.install_usage_steps()
-
-    # ------------------------------------------------------------ published state
-    @property
-    def allocated(self) -> np.ndarray:
-        """(M, R) regular allocation (sum of granted requests)."""
-        return self._alloc.array()
-
-    @property
-    def opp_allocated(self) -> np.ndarray:
-        """(M, R) opportunistic allocation."""
-        return self._opp.array()
-
-    @property
-    def used(self) -> np.ndarray:
-        """(M, R) actual usage after contention."""
-        return self._used.array()
-
-    @property
-    def job_alloc(self) -> np.ndarray:
-        """(J, R) regular allocation per job (kept from the first read on)."""
-        if not self._track_owners:
-            self._start_owner_tracking()
-        return self._jobs.array()
-
-    @property
-    def queue_alloc(self) -> np.ndarray:
-        """(Q, R) regular allocation per queue (kept from the first read on)."""
-        if not self._track_owners:
-            self._start_owner_tracking()
-        return self._queues.array()
-
-    def owner_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """The (J, R) and (Q, R) arrays behind ``job_alloc`` and ``queue_alloc``, without
-        starting their bookkeeping (the view wraps them once)."""
-        return self._jobs.array(), self._queues.array()
-
-    def _start_owner_tracking(self) -> None:
-        """Build the per-job and per-queue allocation from the live groups; from now on
-        every start and release keeps them current. Runs whose policy never reads them
-        (FIFO, ...) skip that bookkeeping entirely."""
-        G = self.groups
-        ids = G.alive_ids()
-        ids = ids[G.cls[ids] == 0]
-        tasks = G.task[ids]
-        amount = self.w.request[tasks] * G.count[ids][:, None]
-        # filled in place: the view holds read-only views of these arrays
-        jobs = self._jobs.array()
-        jobs[:] = 0.0
-        np.add.at(jobs, self.w.job[tasks], amount)
-        queues = self._queues.array()
-        queues[:] = 0.0
-        np.add.at(queues, self.w.queue[tasks], amount)
-        for q, row in self._queues.rows.items():
-            row[:] = queues[q].tolist()
-        self._track_owners = True
-
-    @property
-    def class_usage(self) -> np.ndarray:
-        """(M, 2, R) nominal usage of running groups by class (regular, opportunistic)."""
-        return np.array(self._cu)
-
-    @property
-    def tot_alloc(self) -> np.ndarray:
-        return np.array(self._tot_alloc)
-
-    @property
-    def tot_used(self) -> np.ndarray:
-        return np.array(self._tot_used)
-
-    def publish(self) -> None:
-        """Write all changed ledger rows to their arrays (the view publishes on read)."""
-        for ledger in (self._alloc, self._opp, self._used, self._jobs, self._queues):
-            ledger.array()
 
     @property
     def live(self) -> bool:
@@ -232,10 +169,10 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         reason = "machine " + ("failed" if failed else "removed")
         for gid in sorted(self.groups_on[m]):
             self.end_group(gid, None, outcome, requeue=True, reason=reason)
-        while self.node_queue[m]:
-            e = self.node_queue[m].popleft()
+        for e in list(self.node_queue[m]):
             self.return_to_pending(e.task, e.ids)
             self.queued_total -= len(e.ids)
+        self.node_queue[m].clear()
         self.node_queue_of_task[m].clear()
         self.queue_length[m] = 0
         for (mm, j) in [k for k in self.reservations if k[0] == m]:
@@ -276,7 +213,7 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         G.alloc_time[gid] = now
         G.queue_time[gid] = queue_time
         key = self._inst_offset[t] + inst_lo
-        attempt = int(self.attempts[key])
+        attempt = self.attempts.item(key)
         G.attempt[gid] = attempt
         work = self._duration[t]
         if self.remaining_work and key in self.remaining_work:
@@ -292,7 +229,8 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
             G.start_time[gid] = np.nan
             G.state[gid] = STARTING
             self.starting += 1
-            self.events.push(now + startup_delay, ev.STARTUP, gid, gen)
+            heapq.heappush(self._ev_heap, (now + startup_delay, _PRIO_STARTUP,
+                                           next(self._ev_seq), ev.STARTUP, gid, gen))
             return gid
         self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, now,
                           attempt, float(queue_time), float(work)]
@@ -305,8 +243,9 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         G.v_start[gid] = v0
         G.v_finish[gid] = vf = v0 + work
         heapq.heappush(self.heaps[i], (vf, gid, gen))
-        if self.first_start[t] != self.first_start[t]:     # NaN: first start of this task
-            self.first_start[t] = now
+        first = self.first_start
+        if math.isnan(first.item(t)):                # the first start of this task
+            first[t] = now
         return gid
 
     def start_up(self, gid: int, g: int) -> None:
@@ -315,94 +254,23 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         if G.gen[gid] != g or G.state[gid] != STARTING:
             return
         self.starting -= 1
-        m = int(G.machine[gid])
-        c = int(G.cls[gid])
-        t = int(G.task[gid])
+        row = self._gpy[gid]                 # the group's fields (see __init__)
+        t, m, c = row[0], row[1], row[4]
         now = self.now
         self.dirty.add(m)
         G.state[gid] = RUNNING
         G.start_time[gid] = now
-        self._gpy[gid][7] = now
-        self.charge(m, c, t, int(G.count[gid]), alloc=False)
+        row[7] = now
+        self.charge(m, c, t, row[3], alloc=False)
         i = 2 * m + c
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
-        vf = v0 + float(G.work[gid])
+        vf = v0 + row[10]
         G.v_start[gid] = v0
         G.v_finish[gid] = vf
-        heapq.heappush(self.heaps[i], (vf, gid, G.gen[gid]))
-        if self.first_start[t] != self.first_start[t]:
-            self.first_start[t] = now
-
-    def charge(self, m: int, c: int, t: int, k: int, usage: bool = True,
-               alloc: bool = True) -> None:
-        """Add ``k`` instances of task ``t`` (class ``c``: 0 regular, 1 opportunistic) to
-        machine ``m``'s allocation ledgers (with ``alloc``) and nominal usage (with
-        ``usage``); ``k < 0`` removes them. One pass, as it runs twice per group."""
-        v = self._tvec.get(t)
-        if v is None:
-            v = self._task_vectors(t)
-        if alloc:
-            if c:
-                row = self._opp_rows[m]
-                self._opp_dirty.add(m)
-                for r, x in v[0]:
-                    row[r] += x * k
-            else:
-                row = self._alloc_rows[m]
-                self._alloc_dirty.add(m)
-                ta = self._tot_alloc if self._alive_rows[m] else self._tot_dead
-                if self._track_owners:
-                    jrow = self._jobs.row(v[2])
-                    qrow = self._queue_rows[v[3]]
-                    self._queues.dirty.add(v[3])
-                    for r, x in v[0]:
-                        x *= k
-                        row[r] += x
-                        jrow[r] += x
-                        qrow[r] += x
-                        ta[r] += x
-                else:
-                    for r, x in v[0]:
-                        x *= k
-                        row[r] += x
-                        ta[r] += x
-        if not usage:
-            return
-        crow = self._cu[m][c]
-        i = 2 * m
-        fac = self._factor
-        if fac[i] == 1.0 and fac[i + 1] == 1.0:
-            # uncontended: ``used`` follows the nominal usage (see VirtualClocks.refresh)
-            urow = self._used_rows[m]
-            self._used_dirty.add(m)
-            tu = self._tot_used if self._alive_rows[m] else self._tot_dead
-            for r, x in v[1]:
-                x *= k
-                crow[r] += x
-                urow[r] += x
-                tu[r] += x
-        else:
-            for r, x in v[1]:
-                crow[r] += x * k
-
-    def _task_vectors(self, t: int) -> tuple:
-        """(nonzero request pairs, nonzero usage pairs, job, queue) of task ``t``, cached
-        while it has instances placed (dropped when the task ends)."""
-        v = self._tvec.get(t)
-        if v is None:
-            w = self.w
-            v = self._tvec[t] = (self._pairs(w.request[t]), self._pairs(w.usage[t]),
-                                 int(w.job[t]), int(w.queue[t]))
-        return v
-
-    def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:
-        """Nonzero (column, value) pairs of a resource vector, shared between tasks with
-        the same vector (traces have few distinct ones)."""
-        key = row.tobytes()
-        pairs = self._pairs_cache.get(key)
-        if pairs is None:
-            pairs = self._pairs_cache[key] = [(r, x) for r, x in enumerate(row.tolist()) if x]
-        return pairs
+        heapq.heappush(self.heaps[i], (vf, gid, g))
+        first = self.first_start
+        if math.isnan(first.item(t)):
+            first[t] = now
 
     def finish_group(self, gid: int) -> None:
         """Group ``gid`` has done all its work: its instances complete."""
@@ -414,7 +282,10 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
         self.records.attempts.append((t, lo, n, m, alloc_t, start_t, self.now, OUT_COMPLETED,
                                       attempt, c, sticky, queue_t, 1, work))
         base = self._inst_offset[t] + lo
-        self.final[base:base + n] = FIN_COMPLETED
+        if n == 1:
+            self.final[base] = FIN_COMPLETED
+        else:
+            self.final[base:base + n] = FIN_COMPLETED
         self.completed[t] += n
         self.groups_on[m].discard(gid)
         self.groups.release(gid)
@@ -481,9 +352,8 @@ class ClusterState(VirtualClocks, TaskQueues, UsageSteps):
     # ------------------------------------------------------------ memory pressure
     def over_memory(self, m: int) -> bool:
         """Nominal memory use on ``m`` exceeds its capacity (work must be killed)."""
-        cap = self._cap_rows[m][R_MEM]
         cu0, cu1 = self._cu[m]
-        return cu0[R_MEM] + cu1[R_MEM] > cap * (1 + FIT_TOLERANCE) + FIT_TOLERANCE
+        return cu0[R_MEM] + cu1[R_MEM] > self.mem_limit[m]
 
     def default_victim(self, m: int) -> int | None:
         """The group to kill first under memory pressure: opportunistic work, then the

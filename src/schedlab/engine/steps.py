@@ -89,6 +89,7 @@ class UsageSteps:
         self.end_group = self._steps_end_group
         self._regroup_clock = self._steps_regroup_clock
         self._schedule_due = self._steps_schedule_due
+        self._own_schedule = True
         self.complete_due = self._steps_complete_due
 
     # ------------------------------------------------------------ segments

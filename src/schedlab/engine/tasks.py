@@ -48,10 +48,12 @@ class TaskQueues:
         self.ready_order = np.zeros(max(T, 1), dtype=np.int64)
         self.ready_rank = np.full(T, -1, dtype=np.int64)       # position in ready_order
         self.n_ready = 0
-        self.ready_head = 0        # tasks before it can never be pending again (see view)
         #: ``pending[ready_order[r]] > 0`` by readiness rank r, kept in step with ``pending``
         #: (the view lists pending tasks with one scan of it, not a gather over all ranks)
         self.pending_by_rank = np.zeros(max(T, 1), dtype=bool)
+        #: no rank below it has pending instances: the view's scan starts there (it moves
+        #: up to the first pending rank it finds, and down when a task becomes pending)
+        self.pending_from = 0
         self.attempts = np.zeros(workload.n_instances, dtype=np.int32)
         # Python mirrors for instances_ended, which runs once per finished group
         self._instances = workload.instances.tolist()
@@ -66,14 +68,18 @@ class TaskQueues:
             self._make_ready(t)
 
     def _make_ready(self, t: int) -> None:
-        n = int(self.w.instances[t])
+        n = self._instances[t]
+        rank = self.n_ready
         self.pending[t] += n
         self.pending_total += n
         self.ready_time[t] = self.now
-        self.ready_order[self.n_ready] = t
-        self.ready_rank[t] = self.n_ready
-        self.pending_by_rank[self.n_ready] = n > 0
-        self.n_ready += 1
+        self.ready_order[rank] = t
+        self.ready_rank[t] = rank
+        if n > 0:
+            self.pending_by_rank[rank] = True
+            if rank < self.pending_from:
+                self.pending_from = rank
+        self.n_ready = rank + 1
         self.changes.arrivals.append(t)
 
     def instances_ended(self, t: int, n: int) -> None:
@@ -82,19 +88,24 @@ class TaskQueues:
         self._ended_py[t] = done
         self.ended[t] = done
         if done == self._instances[t]:
-            self.end_time[t] = self.now
+            now = self.now
+            self.end_time[t] = now
             self._tvec.pop(t, None)
-            w = self.w
             lo, hi = self._child_ptr[t], self._child_ptr[t + 1]
             if hi > lo:
-                for c in w.child_idx[lo:hi]:
-                    self.unfinished_parents[c] -= 1
-                    if self.unfinished_parents[c] == 0 and self.submitted[c]:
-                        self._make_ready(int(c))
-            j = self.w.job[t]
-            self.job_tasks_left[j] -= 1
-            if self.job_tasks_left[j] == 0:
-                self.job_end[j] = self.now
+                waiting = self.unfinished_parents
+                submitted = self.submitted
+                for c in self.w.child_idx[lo:hi].tolist():
+                    left = waiting.item(c) - 1
+                    waiting[c] = left
+                    if left == 0 and submitted.item(c):
+                        self._make_ready(c)
+            j = self.w.job.item(t)
+            left = self._job_tasks_left[j] - 1
+            self._job_tasks_left[j] = left
+            self.job_tasks_left[j] = left
+            if left == 0:
+                self.job_end[j] = now
 
     def return_to_pending(self, t: int, local_ids: list[int]) -> None:
         lst = self.requeued.setdefault(t, [])
@@ -103,7 +114,10 @@ class TaskQueues:
         self.pending[t] += len(local_ids)
         self.pending_total += len(local_ids)
         if local_ids:
-            self.pending_by_rank[self.ready_rank[t]] = True
+            rank = int(self.ready_rank[t])
+            self.pending_by_rank[rank] = True
+            if rank < self.pending_from:
+                self.pending_from = rank
 
     def take_pending(self, t: int, count: int) -> list[tuple[int, int]]:
         """Take ``count`` pending instances of ``t``: requeued first. Returns (lo, n) runs."""
@@ -124,7 +138,7 @@ class TaskQueues:
         return runs
 
     def add_to_node_queue(self, m: int, entry: QueueEntry) -> None:
-        self.node_queue[m].append(entry)
+        self.node_queue[m][entry] = None
         self.node_queue_of_task[m].setdefault(entry.task, []).append(entry)
         n = len(entry.ids)
         self.queue_length[m] += n
@@ -134,9 +148,21 @@ class TaskQueues:
         """Take ``n`` instances of ``t`` queued at ``m`` as (lo, n, enqueue_time) runs, or
         None if fewer are queued."""
         entries = self.node_queue_of_task[m].get(t)
-        if entries is None or sum(len(e.ids) for e in entries) < n:
+        if entries is None:
             return None
         q = self.node_queue[m]
+        first = entries[0]
+        ids = first.ids
+        if len(entries) == 1 and len(ids) == n and (n == 1 or ids[-1] - ids[0] == n - 1
+                                                    and ids == sorted(ids)):
+            # the common case: one entry, taken whole, one contiguous run
+            del q[first]
+            del self.node_queue_of_task[m][t]
+            self.queue_length[m] -= n
+            self.queued_total -= n
+            return [(ids[0], n, first.enqueue_time)]
+        if sum(len(e.ids) for e in entries) < n:
+            return None
         out: list[tuple[int, int, float]] = []
         left = n
         for e in list(entries):
@@ -148,7 +174,7 @@ class TaskQueues:
             left -= k
             out.extend((lo, c, e.enqueue_time) for lo, c in runs_of(sorted(taken)))
             if not e.ids:
-                q.remove(e)
+                del q[e]
                 entries.remove(e)
         if not entries:
             del self.node_queue_of_task[m][t]

@@ -1,0 +1,174 @@
+"""The ledgers half of :class:`~schedlab.engine.state.ClusterState`: allocation and usage
+per machine, job and queue, charged as groups start and end, and published on read.
+
+Allocation and usage are kept as Python rows (see :mod:`schedlab.engine.ledger`). Beside
+them the state keeps ``free_base``, capacity less allocation, which ``charge`` updates
+column by column so that the view's ``free()`` is one copy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from schedlab.cluster.spec import R_SLOTS
+
+__all__ = ["Ledgers"]
+
+
+class Ledgers:
+    """Mixin of :class:`~schedlab.engine.state.ClusterState` (which creates the ledgers)."""
+
+    @property
+    def allocated(self) -> np.ndarray:
+        """(M, R) regular allocation (sum of granted requests)."""
+        return self._alloc.array()
+
+    @property
+    def opp_allocated(self) -> np.ndarray:
+        """(M, R) opportunistic allocation."""
+        return self._opp.array()
+
+    @property
+    def used(self) -> np.ndarray:
+        """(M, R) actual usage after contention."""
+        return self._used.array()
+
+    @property
+    def job_alloc(self) -> np.ndarray:
+        """(J, R) regular allocation per job (kept from the first read on)."""
+        if not self._track_owners:
+            self._start_owner_tracking()
+        return self._jobs.array()
+
+    @property
+    def queue_alloc(self) -> np.ndarray:
+        """(Q, R) regular allocation per queue (kept from the first read on)."""
+        if not self._track_owners:
+            self._start_owner_tracking()
+        return self._queues.array()
+
+    def owner_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (J, R) and (Q, R) arrays behind ``job_alloc`` and ``queue_alloc``, without
+        starting their bookkeeping (the view wraps them once)."""
+        return self._jobs.array(), self._queues.array()
+
+    def _start_owner_tracking(self) -> None:
+        """Build the per-job and per-queue allocation from the live groups; from now on
+        every start and release keeps them current. Runs whose policy never reads them
+        (FIFO, ...) skip that bookkeeping entirely."""
+        G = self.groups
+        ids = G.alive_ids()
+        ids = ids[G.cls[ids] == 0]
+        tasks = G.task[ids]
+        amount = self.w.request[tasks] * G.count[ids][:, None]
+        # filled in place: the view holds read-only views of these arrays
+        jobs = self._jobs.array()
+        jobs[:] = 0.0
+        np.add.at(jobs, self.w.job[tasks], amount)
+        queues = self._queues.array()
+        queues[:] = 0.0
+        np.add.at(queues, self.w.queue[tasks], amount)
+        for q, row in self._queues.rows.items():
+            row[:] = queues[q].tolist()
+        self._track_owners = True
+
+    @property
+    def class_usage(self) -> np.ndarray:
+        """(M, 2, R) nominal usage of running groups by class (regular, opportunistic)."""
+        return np.array(self._cu)
+
+    @property
+    def tot_alloc(self) -> np.ndarray:
+        return np.array(self._tot_alloc)
+
+    @property
+    def tot_used(self) -> np.ndarray:
+        return np.array(self._tot_used)
+
+    def publish(self) -> None:
+        """Write all changed ledger rows to their arrays (the view publishes on read)."""
+        for ledger in (self._alloc, self._opp, self._used, self._jobs, self._queues):
+            ledger.array()
+
+    # ------------------------------------------------------------ charging
+    def charge(self, m: int, c: int, t: int, k: int, usage: bool = True,
+               alloc: bool = True) -> None:
+        """Add ``k`` instances of task ``t`` (class ``c``: 0 regular, 1 opportunistic) to
+        machine ``m``'s allocation ledgers (with ``alloc``) and nominal usage (with
+        ``usage``); ``k < 0`` removes them. One pass, as it runs twice per group."""
+        v = self._tvec.get(t)
+        if v is None:
+            v = self._task_vectors(t)
+        if alloc:
+            # free[m] = capacity - allocation (less opportunistic slots) is kept column by
+            # column with the allocation, with the float operations of the view's formula
+            free = self._free_rows[m]
+            r = -1
+            if c:
+                row = self._opp_rows[m]
+                self._opp_dirty.add(m)
+                for r, x in v[0]:
+                    row[r] += x * k
+                if r == R_SLOTS:
+                    free[R_SLOTS] = (self._cap_rows[m][R_SLOTS] - self._alloc_rows[m][R_SLOTS]
+                                     - row[R_SLOTS])
+            else:
+                row = self._alloc_rows[m]
+                capr = self._cap_rows[m]
+                self._alloc_dirty.add(m)
+                ta = self._tot_alloc if self._alive_rows[m] else self._tot_dead
+                if self._track_owners:
+                    jrow = self._jobs.row(v[2])
+                    qrow = self._queue_rows[v[3]]
+                    self._queues.dirty.add(v[3])
+                    for r, x in v[0]:
+                        x *= k
+                        row[r] += x
+                        jrow[r] += x
+                        qrow[r] += x
+                        ta[r] += x
+                        free[r] = capr[r] - row[r]
+                else:
+                    for r, x in v[0]:
+                        x *= k
+                        row[r] += x
+                        ta[r] += x
+                        free[r] = capr[r] - row[r]
+                if r == R_SLOTS:
+                    free[R_SLOTS] -= self._opp_rows[m][R_SLOTS]
+        if not usage:
+            return
+        crow = self._cu[m][c]
+        i = 2 * m
+        fac = self._factor
+        if fac[i] == 1.0 and fac[i + 1] == 1.0:
+            # uncontended: ``used`` follows the nominal usage (see VirtualClocks.refresh)
+            urow = self._used_rows[m]
+            self._used_dirty.add(m)
+            tu = self._tot_used if self._alive_rows[m] else self._tot_dead
+            for r, x in v[1]:
+                x *= k
+                crow[r] += x
+                urow[r] += x
+                tu[r] += x
+        else:
+            for r, x in v[1]:
+                crow[r] += x * k
+
+    def _task_vectors(self, t: int) -> tuple:
+        """(nonzero request pairs, nonzero usage pairs, job, queue) of task ``t``, cached
+        while it has instances placed (dropped when the task ends)."""
+        v = self._tvec.get(t)
+        if v is None:
+            w = self.w
+            v = self._tvec[t] = (self._pairs(w.request[t]), self._pairs(w.usage[t]),
+                                 int(w.job[t]), int(w.queue[t]))
+        return v
+
+    def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:
+        """Nonzero (column, value) pairs of a resource vector, shared between tasks with
+        the same vector (traces have few distinct ones)."""
+        key = row.tobytes()
+        pairs = self._pairs_cache.get(key)
+        if pairs is None:
+            pairs = self._pairs_cache[key] = [(r, x) for r, x in enumerate(row.tolist()) if x]
+        return pairs
