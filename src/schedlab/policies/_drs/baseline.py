@@ -25,6 +25,8 @@ __all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy", "stable_order"]
 def stable_order(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")``; integral keys that fit 16 bits are sorted as
     int16, for which numpy's stable sort is a linear radix sort (same permutation)."""
+    if keys.dtype == np.int16:
+        return np.argsort(keys, kind="stable")
     if len(keys) and np.isfinite(keys).all() and -2**15 <= keys.min() and keys.max() < 2**15:
         small = keys.astype(np.int16)
         if np.array_equal(small, keys):
