@@ -179,6 +179,9 @@ class _RefSrpt(_Moves, SrptPolicy):
     def _queue_order(self, entries, k, now):
         return sorted(entries, key=lambda e: _old_svc(self, e[0], k))
 
+    def _ordered(self, k, now):         # no cached order: the queue sorted at every use
+        return self._queue_order(list(self.book.queue[k]), k, now)
+
     def _migrate(self, free, now, actions, dirty):
         b = self.book
         for k in range(self.cluster.n_machines):
@@ -202,6 +205,9 @@ class _RefSnb(SnbPolicy):
 
     def _queue_order(self, entries, k, now):
         return sorted(entries, key=lambda e: float(self.workload.duration[e[0]]))
+
+    def _ordered(self, k, now):         # no cached order: the queue sorted at every use
+        return self._queue_order(list(self.book.queue[k]), k, now)
 
 
 def _run(policy, **jobs):
