@@ -179,8 +179,9 @@ class _RefSrpt(_Moves, SrptPolicy):
     def _queue_order(self, entries, k, now):
         return sorted(entries, key=lambda e: _old_svc(self, e[0], k))
 
-    def _ordered(self, k, now):         # no cached order: the queue sorted at every use
-        return self._queue_order(list(self.book.queue[k]), k, now)
+    def _sorted_queue(self, k, now):    # no cached order: the queue sorted at every use
+        entries = self._queue_order(list(self.book.queue[k]), k, now)
+        return [None] * len(entries), entries
 
     def _migrate(self, free, now, actions, dirty):
         b = self.book
@@ -206,8 +207,9 @@ class _RefSnb(SnbPolicy):
     def _queue_order(self, entries, k, now):
         return sorted(entries, key=lambda e: float(self.workload.duration[e[0]]))
 
-    def _ordered(self, k, now):         # no cached order: the queue sorted at every use
-        return self._queue_order(list(self.book.queue[k]), k, now)
+    def _sorted_queue(self, k, now):    # no cached order: the queue sorted at every use
+        entries = self._queue_order(list(self.book.queue[k]), k, now)
+        return [None] * len(entries), entries
 
 
 def _run(policy, **jobs):

@@ -180,6 +180,7 @@ class QueuePolicy(BaselinePolicy):
         # (keys, entries), kept up to date by every enqueue and removal; None = rebuild
         self._sorted: list[tuple[list[float], list[tuple[int, float]]] | None] = \
             [None] * cluster.n_machines
+        self._queued_at: dict[int, list[int]] = {}   # task -> workers where it is queued
 
     def _pick(self, t: int, free: np.ndarray, now: float) -> int:
         raise NotImplementedError
@@ -199,12 +200,13 @@ class QueuePolicy(BaselinePolicy):
         return [entries[n] for n in sorted(range(len(entries)), key=keys.__getitem__)]
 
     def _sorted_queue(self, k: int, now: float) -> tuple[list[float], list[tuple[int, float]]]:
-        """``k``'s queue in ``_queue_order``, from the cache.
+        """``k``'s queue in ``_queue_order`` with its keys, from the cache.
 
         A queued task's key (SNB: its size; SRPT: its remaining service time at ``k``)
-        does not depend on the time and is fixed while it waits unless its ``remaining`` changes,
-        which drops the cache of every worker the task was ever on. Entries join at the
-        end of the queue, so inserting after equal keys keeps ties in queue order.
+        does not depend on the time and stays fixed while it waits unless its
+        ``remaining`` changes, which drops the cache of every worker where it is queued.
+        Entries join at the end of the queue, so inserting after equal keys keeps ties in
+        queue order.
         """
         c = self._sorted[k]
         if c is None:
@@ -214,16 +216,13 @@ class QueuePolicy(BaselinePolicy):
             c = self._sorted[k] = ([keys[n] for n in order], [entries[n] for n in order])
         return c
 
-    def _ordered(self, k: int, now: float) -> list[tuple[int, float]]:
-        """A copy of ``k``'s queue in key order (the queue may change while it is walked)."""
-        return list(self._sorted_queue(k, now)[1])
-
     def _remaining_changed(self, t: int) -> None:
-        for m in self.book.where.get(t, ()):
+        for m in self._queued_at.get(t, ()):
             self._sorted[m] = None
 
     def _queue_add(self, t: int, k: int, now: float) -> None:
         self.book.enqueue(t, k, now, self._svc(t, k))
+        self._queued_at.setdefault(t, []).append(k)
         c = self._sorted[k]
         if c is not None:
             key = self._keys([t], k, now)[0]
@@ -231,14 +230,20 @@ class QueuePolicy(BaselinePolicy):
             c[0].insert(n, key)
             c[1].insert(n, (t, now))
 
-    def _queue_remove(self, t: int, at: float, k: int, now: float) -> None:
-        """Take entry ``(t, at)`` off ``k``'s queue (its first copy, as ``deque.remove``)."""
+    def _queue_remove(self, t: int, at: float, k: int, now: float, *,
+                      cached: bool = True) -> None:
+        """Take entry ``(t, at)`` off ``k``'s queue (its first copy, as ``deque.remove``),
+        and off the cached order unless ``cached`` is False (the caller did that)."""
         b = self.book
         b.queue[k].remove((t, at))
         b.queued_count[k] -= 1
         b.queued_service[k] -= self._svc(t, k)
+        where = self._queued_at[t]
+        where.remove(k)
+        if not where:
+            del self._queued_at[t]
         c = self._sorted[k]
-        if c is not None:
+        if cached and c is not None:
             keys, entries = c
             n = bisect.bisect_left(keys, self._keys([t], k, now)[0])
             while entries[n] != (t, at):
@@ -253,23 +258,31 @@ class QueuePolicy(BaselinePolicy):
         fk = free[k]
         if not fits_one(fk, self._min_req):
             return          # not even the smallest request of the workload fits
-        for t, at in self._ordered(k, view.now):
-            if fits_one(fk, w.request[t]):
-                self._queue_remove(t, at, k, view.now)
-                rem = self.remaining.get(t)
-                work = rem.pop(0) if rem else float(w.duration[t])
-                if rem is not None:
-                    if not rem:
-                        del self.remaining[t]
-                    self._remaining_changed(t)
-                # a task dispatched in this very decision still pays the message latency
-                delay = self.params.latency if at >= view.now else 0.0
-                actions.append(Place(t, k, from_queue=True, resumable=True, startup_delay=delay,
-                                     reason=self.name))
-                free[k] -= w.request[t]
-                self.book.start(t, k, view.now + delay + work / self.cluster.speed[k])
-                if not fits_one(fk, self._min_req):
-                    return      # nothing else in the queue can fit now
+        # walk the order in place: an entry that starts leaves it (and the queue), the
+        # others are passed over; later changes to the cache do not touch these lists
+        keys, entries = self._sorted_queue(k, view.now)
+        n = 0
+        while n < len(entries):
+            t, at = entries[n]
+            if not fits_one(fk, w.request[t]):
+                n += 1
+                continue
+            del keys[n], entries[n]
+            self._queue_remove(t, at, k, view.now, cached=False)
+            rem = self.remaining.get(t)
+            work = rem.pop(0) if rem else float(w.duration[t])
+            if rem is not None:
+                if not rem:
+                    del self.remaining[t]
+                self._remaining_changed(t)
+            # a task dispatched in this very decision still pays the message latency
+            delay = self.params.latency if at >= view.now else 0.0
+            actions.append(Place(t, k, from_queue=True, resumable=True, startup_delay=delay,
+                                 reason=self.name))
+            free[k] -= w.request[t]
+            self.book.start(t, k, view.now + delay + work / self.cluster.speed[k])
+            if not fits_one(fk, self._min_req):
+                return      # nothing else in the queue can fit now
 
     def _svc(self, t: int, k: int) -> float:
         rem = self.remaining.get(t)
