@@ -57,3 +57,23 @@ def test_bincount_loads_equal_the_summed_loads(cluster, rate):
     b = _run(_PlainLoads(DrsPolicy.Params()), cluster, rate)
     pd.testing.assert_frame_equal(a, b)
     assert checked.reports > 100
+
+
+@pytest.mark.parametrize("cluster", ["w1", "ec2"])
+def test_domain_fit_flags_are_the_per_worker_test(cluster):
+    """Stage 3 skips its per-task capacity filter when every worker of the domain can hold
+    the task: the flag must be exactly the filter keeping every worker."""
+    from schedlab.cluster.spec import FIT_TOLERANCE
+    from schedlab.policies._drs.common import COLS
+    pol = DrsPolicy(DrsPolicy.Params(workers_per_scheduler=4 if cluster == "ec2" else None))
+    spec = drs_cluster_2(8) if cluster == "ec2" else drs_cluster_1(50, seed=5)
+    w = drs_jobs(60, 15, rate=5.0, seed=5, size_scale=37.0)
+    schedlab.simulate(w, spec, pol, seed=5, config={"record_levels": False})
+    cap, req = pol.cluster.capacity, pol.workload.request
+    seen = set()
+    for d, dom in enumerate(pol.layout.domain_workers):
+        keep = (cap[dom][None, :, :][..., COLS] + FIT_TOLERANCE
+                >= req[:, None, COLS]).all(axis=2).all(axis=1)
+        assert pol._fits_domain[d] == keep.tolist()
+        seen |= set(keep.tolist())
+    assert True in seen

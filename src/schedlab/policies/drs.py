@@ -191,6 +191,10 @@ class DrsPolicy(Policy):
         self._slots_l = cluster.capacity[:, R_SLOTS].tolist()
         self._own_l = [[int(k) for k in ws] for ws in L.workers]
         self._dom_l = [[int(k) for k in ws] for ws in L.domain_workers]
+        # per domain, the tasks that every worker of the domain can ever hold
+        self._fits_domain = [
+            (cap[ws][:, COLS].min(axis=0) + FIT_TOLERANCE >= req[:, COLS]).all(axis=1).tolist()
+            for ws in L.domain_workers]
         self._slot_sums: np.ndarray | None = None
         self.book = Book(M)
         self.queued_by_job: list[dict[int, list[int]]] = [dict() for _ in range(M)]
@@ -300,7 +304,10 @@ class DrsPolicy(Policy):
             if k >= 0:
                 return k, True, 0.0, 0.0, 0.0
         # stage 3: queue (or start) anywhere in the domain, full rule with predicted waits
-        dom = L.domain_workers[int(L.domain[s])]
+        d = int(L.domain[s])
+        if self._fits_domain[d][t]:         # every worker of the domain can hold t
+            return self._full_rule(t, self._dom_l[d], free, now)
+        dom = L.domain_workers[d]
         ks = dom[(cap[dom][:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1)]
         if not len(ks):
             ks = np.flatnonzero((cap[:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1))
