@@ -179,6 +179,10 @@ class _RefSrpt(_Moves, SrptPolicy):
     def _queue_order(self, entries, k, now):
         return sorted(entries, key=lambda e: _old_svc(self, e[0], k))
 
+    def _sorted_queue(self, k, now):    # no cached order: the queue sorted at every use
+        entries = self._queue_order(list(self.book.queue[k]), k, now)
+        return [None] * len(entries), entries
+
     def _migrate(self, free, now, actions, dirty):
         b = self.book
         for k in range(self.cluster.n_machines):
@@ -202,6 +206,10 @@ class _RefSnb(SnbPolicy):
 
     def _queue_order(self, entries, k, now):
         return sorted(entries, key=lambda e: float(self.workload.duration[e[0]]))
+
+    def _sorted_queue(self, k, now):    # no cached order: the queue sorted at every use
+        entries = self._queue_order(list(self.book.queue[k]), k, now)
+        return [None] * len(entries), entries
 
 
 def _run(policy, **jobs):

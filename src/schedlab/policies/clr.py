@@ -107,28 +107,42 @@ class ClrPolicy(BaselinePolicy):
 
     def _split(self, view, t, running, free, actions):
         """Split a running task of the job furthest above its fair share (longest remaining
-        first) whose stop makes room for ``t``; returns its worker or -1 (vectorised)."""
+        first) whose stop makes room for ``t``; returns its worker or -1."""
         w = self.workload
         active = np.count_nonzero(running > 0) + 1
         share = self.cluster.capacity[:, R_SLOTS].sum() / active
-        ks, us, es = self.book.instances()
-        if not len(ks):
+        pick = kernels.load_victim()
+        if pick is not None:        # compiled: the same search, row by row
+            n = pick(kernels.MODE_SPLIT, self.book._inst, self.book._alive, w.job, running,
+                     w.request, free, t, share, view.now)
+            victim = self.book.row(n) if n >= 0 else None
+        else:
+            victim = self._victim(view.now, t, running, share, free)
+        if victim is None:
             return -1
-        excess = running[w.job[us]] - share
-        ok = excess > 0
-        if not ok.any():
-            return -1
-        ks, us, es, excess = ks[ok], us[ok], es[ok], excess[ok]
-        f = free[ks][:, COLS] + w.request[us][:, COLS]
-        ok = (f + FIT_TOLERANCE >= w.request[t, COLS]).all(axis=1)
-        if not ok.any():
-            return -1
-        ks, us, es, excess = ks[ok], us[ok], es[ok], excess[ok]
-        # key (-excess, -remaining, k, u, e): lexsort takes the last key first
-        n = int(np.lexsort((es, us, ks, -(es - view.now), -excess))[0])
-        k, u, e = int(ks[n]), int(us[n]), float(es[n])
+        k, u, e = victim
         if not self._evict(view, view.running_groups(), u, k, e, free, actions, "preempted",
                            "clr: split above fair share"):
             return -1
         running[int(w.job[u])] -= 1
         return k
+
+    def _victim(self, now, t, running, share, free):
+        """(worker, task, booked end) of the split, or None (vectorised search)."""
+        w = self.workload
+        ks, us, es = self.book.instances()
+        if not len(ks):
+            return None
+        excess = running[w.job[us]] - share
+        ok = excess > 0
+        if not ok.any():
+            return None
+        ks, us, es, excess = ks[ok], us[ok], es[ok], excess[ok]
+        f = free[ks][:, COLS] + w.request[us][:, COLS]
+        ok = (f + FIT_TOLERANCE >= w.request[t, COLS]).all(axis=1)
+        if not ok.any():
+            return None
+        ks, us, es, excess = ks[ok], us[ok], es[ok], excess[ok]
+        # key (-excess, -remaining, k, u, e): lexsort takes the last key first
+        n = int(np.lexsort((es, us, ks, -(es - now), -excess))[0])
+        return int(ks[n]), int(us[n]), float(es[n])

@@ -54,7 +54,7 @@ import numpy as np
 
 from schedlab.cluster.actions import Enqueue, Place
 from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS
-from schedlab.policies._drs.common import COLS, Book, fits
+from schedlab.policies._drs.common import COLS, Book, fits, fits_one
 from schedlab.policies._drs.dag import ancestor_sets, remaining_critical_path
 from schedlab.policies._drs.gossip import GossipNet, route_job
 from schedlab.policies._drs.ilp import Instance, solve_ilp
@@ -191,6 +191,11 @@ class DrsPolicy(Policy):
         self._slots_l = cluster.capacity[:, R_SLOTS].tolist()
         self._own_l = [[int(k) for k in ws] for ws in L.workers]
         self._dom_l = [[int(k) for k in ws] for ws in L.domain_workers]
+        # per domain, the tasks that every worker of the domain can ever hold
+        self._fits_domain = [
+            (cap[ws][:, COLS].min(axis=0) + FIT_TOLERANCE >= req[:, COLS]).all(axis=1).tolist()
+            for ws in L.domain_workers]
+        self._slot_sums: np.ndarray | None = None
         self.book = Book(M)
         self.queued_by_job: list[dict[int, list[int]]] = [dict() for _ in range(M)]
         self.history = WaitHistory(M, p.ewma)
@@ -217,6 +222,14 @@ class DrsPolicy(Policy):
     def _sched_loads(self, view) -> np.ndarray:
         slots = self.cluster.capacity[:, R_SLOTS]
         busy = view.allocated[:, R_SLOTS] + self.book.queued_count
+        if not (busy % 1.0).any():
+            # whole processors: every order of summation is exact, so one bincount gives
+            # the per-scheduler sums of the loop below
+            if self._slot_sums is None:
+                self._slot_sums = np.array([max(slots[ws].sum(), 1.0)
+                                            for ws in self.layout.workers])
+            return np.bincount(self.sched_of_worker, weights=busy,
+                               minlength=len(self.layout.workers)) / self._slot_sums
         return np.array([busy[ws].sum() / max(slots[ws].sum(), 1.0) for ws in self.layout.workers])
 
     def _route(self, j: int) -> int:
@@ -232,18 +245,17 @@ class DrsPolicy(Policy):
     def _siblings(self, t: int, ks: list[int], starts_now: list[bool]) -> list[int]:
         """Independent tasks of t's job queued at each worker (and running there, when t
         would have to wait: it would then start after them, serialized)."""
+        return [self._siblings_at(t, k, now_) for k, now_ in zip(ks, starts_now)]
+
+    def _siblings_at(self, t: int, k: int, starts_now: bool) -> int:
+        """:meth:`_siblings` at one worker."""
         job, pos, anc = self._job_l, self._pos_l, self.anc
         j = job[t]
         at, pt = anc[t], pos[t]
-        out = [0] * len(ks)
-        for n, (k, now_) in enumerate(zip(ks, starts_now)):
-            others = list(self.queued_by_job[k].get(j, ()))
-            if not now_:
-                others += [u for u in self.book.running[k] if job[u] == j]
-            for u in others:
-                if not (at >> pos[u]) & 1 and not (anc[u] >> pt) & 1:
-                    out[n] += 1
-        return out
+        others = self.queued_by_job[k].get(j, ())
+        if not starts_now:
+            others = [*others, *(u for u in self.book.running[k] if job[u] == j)]
+        return sum(1 for u in others if not (at >> pos[u]) & 1 and not (anc[u] >> pt) & 1)
 
     # ------------------------------------------------------------------ dispatch
     def _quick(self, t: int, ks: list[int], free: np.ndarray, now: float):
@@ -292,7 +304,10 @@ class DrsPolicy(Policy):
             if k >= 0:
                 return k, True, 0.0, 0.0, 0.0
         # stage 3: queue (or start) anywhere in the domain, full rule with predicted waits
-        dom = L.domain_workers[int(L.domain[s])]
+        d = int(L.domain[s])
+        if self._fits_domain[d][t]:         # every worker of the domain can hold t
+            return self._full_rule(t, self._dom_l[d], free, now)
+        dom = L.domain_workers[d]
         ks = dom[(cap[dom][:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1)]
         if not len(ks):
             ks = np.flatnonzero((cap[:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1))
@@ -344,8 +359,17 @@ class DrsPolicy(Policy):
         start = now + p.latency
         cp, dl = self._cp_l[t], self._dl_l[t] + 1e-9
         capc, capm = self._capc_l, self._capm_l
-        sib = self._siblings(t, ks, now_ok)
-        best, best_n = None, 0
+        # the least key (misses the deadline, has siblings there, cost, finish, -pack),
+        # first index on ties; the sibling flag is looked up only where it decides
+        has_sib: dict[int, bool] = {}
+
+        def sib(n: int) -> bool:
+            v = has_sib.get(n)
+            if v is None:
+                v = has_sib[n] = self._siblings_at(t, ks[n], now_ok[n]) > 0
+            return v
+
+        best_miss, best_rest, best_n = True, None, -1
         for n, k in enumerate(ks):
             svc = dur / speed[k]
             finish = start + Wact[n] + svc
@@ -353,10 +377,18 @@ class DrsPolicy(Policy):
             cc, cm = capc[k], capm[k]
             pack = ((rc / cc) * ((cc - (cc - free.item(k, R_CPU))) / cc) if cc > 0 else 0.0) + \
                 ((rm / cm) * ((cm - (cm - free.item(k, R_MEM))) / cm) if cm > 0 else 0.0)
-            key = (finish + cp > dl, sib[n] > 0, float(round(cost * 1e12)) / 1e12, finish,
-                   -pack)
-            if best is None or key < best:
-                best, best_n = key, n
+            miss = finish + cp > dl
+            rest = (float(round(cost * 1e12)) / 1e12, finish, -pack)
+            if best_n < 0 or miss < best_miss:
+                wins = True
+            elif miss > best_miss:
+                wins = False
+            elif rest < best_rest:          # better unless only it has siblings there
+                wins = not sib(n) or sib(best_n)
+            else:                           # worse or tied: wins only on siblings
+                wins = sib(best_n) and not sib(n)
+            if wins:
+                best_miss, best_rest, best_n = miss, rest, n
         n = best_n
         return ks[n], now_ok[n], Wact[n], Wmr[n], Q[n]
 
@@ -384,9 +416,9 @@ class DrsPolicy(Policy):
         b = self.book
         while b.queue[k]:
             t, _ = b.queue[k][0]
-            if not fits(free[k:k + 1], w.request[t])[0]:
+            if not fits_one(free[k], w.request[t]):
                 break
-            svc = float(w.duration[t] / self.cluster.speed[k])
+            svc = self._dur_l[t] / self._speed_l[k]
             _, at = b.dequeue_head(k, svc)
             lst = self.queued_by_job[k].get(int(w.job[t]))
             if lst is not None:

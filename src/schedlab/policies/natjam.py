@@ -49,6 +49,8 @@ class NatjamPolicy(BaselinePolicy):
         self.overhead_fraction = self.params.overhead
         # dense rank of each job's deadline: EDF sorts these (same order, radix-sortable)
         self.deadline_rank = np.unique(self.job_deadline, return_inverse=True)[1].ravel()
+        rank = self.deadline_rank[workload.job]
+        self._edf_key = rank.astype(np.int16) if len(rank) and rank.max() < 2**15 else rank
 
     def decide(self, view):
         now = view.now
@@ -59,7 +61,7 @@ class NatjamPolicy(BaselinePolicy):
         if not len(pend):
             return actions
         free = view.free()
-        order = pend[stable_order(self.deadline_rank[w.job[pend]])]
+        order = pend[stable_order(self._edf_key[pend])]
         if self._walk(view, order, free, actions, kernels.MODE_EVICT,
                       lambda t: self._make_room(view, t, self.job_deadline[w.job[t]], free,
                                                 actions), "natjam"):
@@ -99,27 +101,39 @@ class NatjamPolicy(BaselinePolicy):
 
     def _make_room(self, view, t, dl, free, actions):
         """MDF victim job, SRT victim task, among running instances whose eviction makes
-        room for ``t`` on their worker; returns that worker or -1 (vectorised search)."""
+        room for ``t`` on their worker; returns that worker or -1."""
         w = self.workload
-        now = view.now
+        pick = kernels.load_victim()
+        if pick is not None:        # compiled: the same search, row by row
+            n = pick(kernels.MODE_EVICT, self.book._inst, self.book._alive, w.job,
+                     self.job_deadline, w.request, free, t, dl, view.now)
+            victim = self.book.row(n) if n >= 0 else None
+        else:
+            victim = self._victim(view.now, t, dl, free)
+        if victim is None:
+            return -1
+        k, u, e = victim
+        if not self._evict(view, view.running_groups(), u, k, e, free, actions, "evicted",
+                           "natjam: MDF/SRT victim for an earlier deadline"):
+            return -1
+        return k
+
+    def _victim(self, now, t, dl, free):
+        """(worker, task, booked end) of the victim, or None (vectorised search)."""
+        w = self.workload
         ks, us, es = self.book.instances()
         if not len(ks):
-            return -1
+            return None
         du = self.job_deadline[w.job[us]]
         ok = du > dl
         if not ok.any():
-            return -1
+            return None
         ks, us, es, du = ks[ok], us[ok], es[ok], du[ok]
         f = free[ks][:, COLS] + w.request[us][:, COLS]
         ok = (f + FIT_TOLERANCE >= w.request[t, COLS]).all(axis=1)
         if not ok.any():
-            return -1
+            return None
         ks, us, es, du = ks[ok], us[ok], es[ok], du[ok]
         # key (-victim deadline, remaining, k, u, e): lexsort takes the last key first
         n = int(np.lexsort((es, us, ks, es - now, -du))[0])
-        k, u, e = int(ks[n]), int(us[n]), float(es[n])
-        groups = view.running_groups()
-        if not self._evict(view, groups, u, k, e, free, actions, "evicted",
-                           "natjam: MDF/SRT victim for an earlier deadline"):
-            return -1
-        return k
+        return int(ks[n]), int(us[n]), float(es[n])

@@ -126,8 +126,7 @@ class SrptPolicy(QueuePolicy):
 
     def _shortest_queued(self, k, now):
         """The first task of ``k``'s queue with the least remaining service time."""
-        keys = self._keys([u for u, _ in self.book.queue[k]], k, now)
-        return self.book.queue[k][keys.index(min(keys))][0]
+        return self._sorted_queue(k, now)[1][0][0]
 
     def _extra(self, view, free, actions, dirty, groups):
         now = view.now
@@ -160,4 +159,4 @@ class SrptPolicy(QueuePolicy):
                 if self._evict(view, groups, u, k, e, free, actions, "preempted",
                                "srpt: shorter task queued"):
                     actions.append(Enqueue(u, k, reason="srpt: requeue preempted"))
-                    b.enqueue(u, k, now, self._svc(u, k))
+                    self._queue_add(u, k, now)

@@ -9,6 +9,7 @@ resumed attempt, so the resources held during the overhead count in the resource
 """
 from __future__ import annotations
 
+import bisect
 from typing import Callable
 
 import numpy as np
@@ -25,6 +26,8 @@ __all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy", "stable_order"]
 def stable_order(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")``; integral keys that fit 16 bits are sorted as
     int16, for which numpy's stable sort is a linear radix sort (same permutation)."""
+    if keys.dtype == np.int16:
+        return np.argsort(keys, kind="stable")
     if len(keys) and np.isfinite(keys).all() and -2**15 <= keys.min() and keys.max() < 2**15:
         small = keys.astype(np.int16)
         if np.array_equal(small, keys):
@@ -127,6 +130,9 @@ class BaselinePolicy(Policy):
             if c >= pending[t]:
                 i, c = i + 1, 0
 
+    def _remaining_changed(self, t: int) -> None:
+        """``remaining[t]`` changed (hook for caches keyed on it)."""
+
     def _evict(self, view, groups, t: int, k: int, end: float, free: np.ndarray,
                actions: list, outcome: str, reason: str) -> bool:
         """Stop one running instance of ``t`` on ``k`` (booked to end at ``end``).
@@ -149,6 +155,7 @@ class BaselinePolicy(Policy):
         self.book.stop(k, t, end)
         free[k] += self.workload.request[t]
         self.remaining.setdefault(t, []).append(left)
+        self._remaining_changed(t)
         self.evictions += 1
         return True
 
@@ -169,6 +176,11 @@ class QueuePolicy(BaselinePolicy):
         self._dur: list[float] = workload.duration.tolist()
         self._speed: list[float] = cluster.speed.tolist()
         self._min_req = workload.request.min(axis=0) if workload.n_tasks else None
+        # per worker, its queue in ``_key`` order (ties in queue order) as parallel lists
+        # (keys, entries), kept up to date by every enqueue and removal; None = rebuild
+        self._sorted: list[tuple[list[float], list[tuple[int, float]]] | None] = \
+            [None] * cluster.n_machines
+        self._queued_at: dict[int, list[int]] = {}   # task -> workers where it is queued
 
     def _pick(self, t: int, free: np.ndarray, now: float) -> int:
         raise NotImplementedError
@@ -187,6 +199,57 @@ class QueuePolicy(BaselinePolicy):
         keys = self._keys([t for t, _ in entries], k, now)
         return [entries[n] for n in sorted(range(len(entries)), key=keys.__getitem__)]
 
+    def _sorted_queue(self, k: int, now: float) -> tuple[list[float], list[tuple[int, float]]]:
+        """``k``'s queue in ``_queue_order`` with its keys, from the cache.
+
+        A queued task's key (SNB: its size; SRPT: its remaining service time at ``k``)
+        does not depend on the time and stays fixed while it waits unless its
+        ``remaining`` changes, which drops the cache of every worker where it is queued.
+        Entries join at the end of the queue, so inserting after equal keys keeps ties in
+        queue order.
+        """
+        c = self._sorted[k]
+        if c is None:
+            entries = list(self.book.queue[k])
+            keys = self._keys([t for t, _ in entries], k, now)
+            order = sorted(range(len(entries)), key=keys.__getitem__)
+            c = self._sorted[k] = ([keys[n] for n in order], [entries[n] for n in order])
+        return c
+
+    def _remaining_changed(self, t: int) -> None:
+        for m in self._queued_at.get(t, ()):
+            self._sorted[m] = None
+
+    def _queue_add(self, t: int, k: int, now: float) -> None:
+        self.book.enqueue(t, k, now, self._svc(t, k))
+        self._queued_at.setdefault(t, []).append(k)
+        c = self._sorted[k]
+        if c is not None:
+            key = self._keys([t], k, now)[0]
+            n = bisect.bisect_right(c[0], key)
+            c[0].insert(n, key)
+            c[1].insert(n, (t, now))
+
+    def _queue_remove(self, t: int, at: float, k: int, now: float, *,
+                      cached: bool = True) -> None:
+        """Take entry ``(t, at)`` off ``k``'s queue (its first copy, as ``deque.remove``),
+        and off the cached order unless ``cached`` is False (the caller did that)."""
+        b = self.book
+        b.queue[k].remove((t, at))
+        b.queued_count[k] -= 1
+        b.queued_service[k] -= self._svc(t, k)
+        where = self._queued_at[t]
+        where.remove(k)
+        if not where:
+            del self._queued_at[t]
+        c = self._sorted[k]
+        if cached and c is not None:
+            keys, entries = c
+            n = bisect.bisect_left(keys, self._keys([t], k, now)[0])
+            while entries[n] != (t, at):
+                n += 1
+            del keys[n], entries[n]
+
     def _run_queue(self, view, k: int, free: np.ndarray, actions: list, groups) -> None:
         w = self.workload
         q = self.book.queue[k]
@@ -195,23 +258,31 @@ class QueuePolicy(BaselinePolicy):
         fk = free[k]
         if not fits_one(fk, self._min_req):
             return          # not even the smallest request of the workload fits
-        for t, at in self._queue_order(list(q), k, view.now):
-            if fits_one(fk, w.request[t]):
-                q.remove((t, at))
-                self.book.queued_count[k] -= 1
-                self.book.queued_service[k] -= self._svc(t, k)
-                rem = self.remaining.get(t)
-                work = rem.pop(0) if rem else float(w.duration[t])
-                if rem is not None and not rem:
+        # walk the order in place: an entry that starts leaves it (and the queue), the
+        # others are passed over; later changes to the cache do not touch these lists
+        keys, entries = self._sorted_queue(k, view.now)
+        n = 0
+        while n < len(entries):
+            t, at = entries[n]
+            if not fits_one(fk, w.request[t]):
+                n += 1
+                continue
+            del keys[n], entries[n]
+            self._queue_remove(t, at, k, view.now, cached=False)
+            rem = self.remaining.get(t)
+            work = rem.pop(0) if rem else float(w.duration[t])
+            if rem is not None:
+                if not rem:
                     del self.remaining[t]
-                # a task dispatched in this very decision still pays the message latency
-                delay = self.params.latency if at >= view.now else 0.0
-                actions.append(Place(t, k, from_queue=True, resumable=True, startup_delay=delay,
-                                     reason=self.name))
-                free[k] -= w.request[t]
-                self.book.start(t, k, view.now + delay + work / self.cluster.speed[k])
-                if not fits_one(fk, self._min_req):
-                    return      # nothing else in the queue can fit now
+                self._remaining_changed(t)
+            # a task dispatched in this very decision still pays the message latency
+            delay = self.params.latency if at >= view.now else 0.0
+            actions.append(Place(t, k, from_queue=True, resumable=True, startup_delay=delay,
+                                 reason=self.name))
+            free[k] -= w.request[t]
+            self.book.start(t, k, view.now + delay + work / self.cluster.speed[k])
+            if not fits_one(fk, self._min_req):
+                return      # nothing else in the queue can fit now
 
     def _svc(self, t: int, k: int) -> float:
         rem = self.remaining.get(t)
@@ -219,13 +290,11 @@ class QueuePolicy(BaselinePolicy):
 
     def _enqueue(self, t: int, k: int, now: float, actions: list) -> None:
         actions.append(Enqueue(t, k, reason=self.name))
-        self.book.enqueue(t, k, now, self._svc(t, k))
+        self._queue_add(t, k, now)
 
     def _move(self, t: int, at: float, k: int, k2: int, now: float, actions: list) -> None:
         actions.append(Dequeue(t, k, reason=f"{self.name}: migrate"))
-        self.book.queue[k].remove((t, at))
-        self.book.queued_count[k] -= 1
-        self.book.queued_service[k] -= self._svc(t, k)
+        self._queue_remove(t, at, k, now)
         self._enqueue(t, k2, now, actions)
 
     def _eligible(self, t: int) -> np.ndarray:

@@ -234,6 +234,11 @@ class Book:
         rows = self._inst[self._alive]
         return rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64), rows[:, 2]
 
+    def row(self, n: int) -> tuple[int, int, float]:
+        """Row ``n`` of the instance table as (machine, task, booked end)."""
+        m, t, end = self._inst[n].tolist()
+        return int(m), int(t), end
+
     def enqueue(self, t: int, m: int, now: float, service: float) -> None:
         self.queue[m].append((t, now))
         self.queued_service[m] += service
