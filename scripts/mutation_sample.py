@@ -103,6 +103,8 @@ EQUIVALENT: dict[str, str] = {
     "schedlab.engine.state.xǁClusterStateǁ__init____mutmut_141":
         "owner ledgers kept from the start instead of from their first read: same values",
     "schedlab.engine.state.xǁClusterStateǁ__init____mutmut_147": "ClusterState.starting is never read",
+    "schedlab.engine.state.xǁClusterStateǁnew_group__mutmut_60": "ClusterState.starting is never read",
+    "schedlab.engine.areas.x_measure_areas__mutmut_100": "astype(None) is astype(float64): the same array",
     "schedlab.engine.tasks.xǁTaskQueuesǁ__init____mutmut_42":
         "ready_order sized 2 instead of 1 for an empty workload: the extra slot is never read",
     "schedlab.engine.simulation.xǁSimulationǁ_relieve_memory__mutmut_24": "end_group ignores reason=",
