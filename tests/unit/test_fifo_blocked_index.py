@@ -196,3 +196,21 @@ def test_fifo_compiled_path_matches_numpy_path_with_machines_joining_and_failing
         recs.append((sim.records.attempts, sim.records.counters["decisions"]))
     assert recs[0] == recs[1]
     assert recs[0][1] > 10
+
+
+@pytest.mark.parametrize("params", [{"placement": "worst-fit"}, {"placement": "best-fit"},
+                                    {"gang": True}, {"strict": True}],
+                         ids=["worst-fit", "best-fit", "gang", "strict"])
+def test_index_serves_only_plain_first_fit(params):
+    """On a cluster large enough for the index to be on by default, any other mode keeps the
+    full recheck: the schedule equals the one with the index switched off, and it is not
+    first-fit's schedule (so the index, which only knows first-fit, could not have made it)."""
+    w = _workload(1400, seed=11, vectors=6, max_inst=4, dur=900.0)    # saturates the cluster
+    c = _cluster(520, seed=3)
+    default = _run(w, c, FifoPolicy(**params))
+    assert default.policy._index is None
+    off = _run(w, c, FifoPolicy(incremental=False, **params))
+    plain = _run(w, c, FifoPolicy())
+    assert plain.policy._index is not None          # the default mode does use the index
+    assert default.records.attempts == off.records.attempts
+    assert default.records.attempts != plain.records.attempts
