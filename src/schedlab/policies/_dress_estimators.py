@@ -12,9 +12,10 @@ tested on hand-built state (spec SEEDS_SPEC §3.2-3.5, errata §3.11 applied).
 """
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -67,7 +68,11 @@ def ramp(t: float, gamma: float, spread: float) -> float:
 
 # ---------------------------------------------------------------------------- detectors
 class _History:
-    """Step history of a per-tick count; ``at(t)`` is the value at the last tick ≤ t."""
+    """Step history of a per-tick count; ``at(t)`` is the value at the last tick ≤ t.
+
+    Only changes are stored (a tick that repeats the last value adds nothing), so the
+    lists stay as long as the number of steps, not of ticks; ``at`` is unchanged by that.
+    """
 
     __slots__ = ("times", "values")
 
@@ -76,10 +81,11 @@ class _History:
         self.values: list[int] = []
 
     def record(self, t: float, v: int) -> None:
-        if self.times and self.times[-1] == t:
+        times = self.times
+        if times and times[-1] == t:
             self.values[-1] = v
-        else:
-            self.times.append(t)
+        elif not times or self.values[-1] != v:
+            times.append(t)
             self.values.append(v)
 
     def at(self, t: float) -> int:
@@ -108,13 +114,13 @@ class PhaseState:
 
     @property
     def has_gamma(self) -> bool:
-        return not np.isnan(self.gamma)
+        return self.gamma == self.gamma          # False only for NaN (cheaper than np.isnan)
 
     def release_share(self, t: float) -> float:
         """Cumulative release share at ``t`` (0 if γ is unknown)."""
         if not self.has_gamma:
             return 0.0
-        spread = self.spread if np.isfinite(self.spread) else 0.0
+        spread = self.spread if math.isfinite(self.spread) else 0.0
         return ramp(t, self.gamma, spread)
 
 
@@ -148,13 +154,13 @@ class JobTracker:
 
     @property
     def finished(self) -> bool:
-        return not np.isnan(self.beta)
+        return self.beta == self.beta            # β set (not NaN)
 
     # -- the per-tick update --------------------------------------------------------
     def tick(self, t: float, started: Iterable, completed: Iterable, *,
-             job_done: bool = False) -> None:
-        started = list(started)
-        completed = list(completed)
+             job_done: bool | Callable[[], bool] = False) -> None:
+        """One scheduler tick. ``job_done`` may be a callable: it is then asked only when
+        the job holds no container after this tick (the one case where β depends on it)."""
         # Algorithm 1, lines 4-8: tasks that moved to Running join the current phase
         if started:
             ph = self._phase(self.current)
@@ -189,22 +195,24 @@ class JobTracker:
             self.current += 1
             self._phase(self.current)
         # Algorithm 2, lines 2-3 (every phase that has tasks)
+        t_past = t - self.pw
         for ph in self.phases:
             if not ph.starts:
                 continue
             ct = len(ph.finishes)
             ph.ct.record(t, ct)
-            d_ct = ct - ph.ct.at(t - self.pw)
-            if not ph.has_gamma and d_ct > self.t_e:
-                ph.gamma = min(ph.finishes)
-            elif ph.has_gamma and d_ct == 0 and ph.running and not ph.trailing_moved:
+            gamma = ph.gamma
+            if gamma != gamma:                           # γ unknown (NaN)
+                if ct - ph.ct.at(t_past) > self.t_e:
+                    ph.gamma = min(ph.finishes)
+            elif ph.running and not ph.trailing_moved and ct - ph.ct.at(t_past) == 0:
                 n = len(ph.running)                      # trailing tasks
                 nxt = self._phase(ph.index + 1)
                 nxt.c += n
                 ph.c -= n
                 ph.trailing_moved = n
         # Algorithm 2, line 4
-        if job_done and not self.where:
+        if not self.where and (job_done() if callable(job_done) else job_done):
             self.beta = t
 
     # -- release forecast -----------------------------------------------------------
@@ -214,13 +222,14 @@ class JobTracker:
         Σ_j c_pj·[ramp(now+H) − ramp(now)] (eqs. 2-3, cumulative form), capped at the
         containers the job holds now (already released ones are in A_c). 0 once β is set.
         """
-        if self.finished or not self.where:
+        if not self.where or self.finished:
             return 0.0
         tot = 0.0
+        later = now + horizon
         for ph in self.phases:
             if ph.c <= 0 or not ph.has_gamma:
                 continue
-            tot += ph.c * (ph.release_share(now + horizon) - ph.release_share(now))
+            tot += ph.c * (ph.release_share(later) - ph.release_share(now))
         return float(min(tot, len(self.where)))
 
 

@@ -7,6 +7,7 @@ the Capacity baseline runs under the same container life cycle as DRESS.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, Literal, Sequence
 
 import numpy as np
@@ -127,8 +128,16 @@ class DressPolicy(Policy):
         self.category = np.full(J, -1, dtype=np.int64)
         self.job_started = np.zeros(J, dtype=bool)
         self.trackers: dict[int, JobTracker] = {}
+        self.live: dict[int, JobTracker] = {}   # trackers without β, in creation order
         self.delta = float(p.delta_init)
-        self.prev: dict[tuple[int, float], tuple[int, bool]] = {}   # key -> (job, seen running)
+        # the containers seen at the last tick, per group id: allocation time (NaN: none;
+        # a container is the pair (group id, allocation time), as ids are reused), whether
+        # it was seen running, its job; and the ids that held one
+        self.seen_alloc = np.full(64, np.nan)
+        self.seen_running = np.zeros(64, dtype=bool)
+        self.seen_job = np.zeros(64, dtype=np.int64)
+        self.seen_gids = np.empty(0, dtype=np.int64)
+        self._scratch = np.full(64, np.nan)
         self.forecasts: list[tuple[float, int, float, float, float, float]] = []
         self.delta_trace: list[tuple[float, float]] = []
         self.job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
@@ -146,37 +155,80 @@ class DressPolicy(Policy):
         ref = tot if self.params.classify_against == "total" else avail
         self.category[new] = np.where(self.demand[new] <= self.params.theta * ref, SD, LD)
 
-    def _observe(self, view, now: float) -> None:
-        """Algorithms 1-2: feed each job's tracker with this tick's container transitions."""
-        w = self.workload
+    def _grow(self, n: int) -> None:
+        """Make the per-group-id arrays hold ids below ``n``."""
+        size = len(self.seen_alloc)
+        if n <= size:
+            return
+        extra = max(n, 2 * size) - size
+        self.seen_alloc = np.concatenate([self.seen_alloc, np.full(extra, np.nan)])
+        self.seen_running = np.concatenate([self.seen_running, np.zeros(extra, dtype=bool)])
+        self.seen_job = np.concatenate([self.seen_job, np.zeros(extra, dtype=np.int64)])
+        self._scratch = np.concatenate([self._scratch, np.full(extra, np.nan)])
+
+    def _transitions(self, view) -> tuple[dict[int, list], dict[int, list]]:
+        """Containers that moved to Running / Completed since the last tick, per job.
+
+        A container is keyed by (group id, allocation time). One that started and finished
+        between two ticks counts as started, then completed. Compared array-wise with the
+        last tick's containers, so a tick costs O(G) numpy, not O(G) Python.
+        """
         rg = view.running_groups()
+        gid, at, run = rg.gid, rg.alloc_time, rg.running
+        if len(gid):
+            self._grow(int(gid.max()) + 1)
+        alloc, was_running, job_of = self.seen_alloc, self.seen_running, self.seen_job
+        same = alloc[gid] == at                      # the container seen at the last tick
+        seen = same & was_running[gid]
+        new_run = np.flatnonzero(run & ~seen)
+        prev = self.seen_gids
+        scratch = self._scratch
+        scratch[gid] = at
+        gone = prev[~(scratch[prev] == alloc[prev])]
+        scratch[gid] = np.nan
         started: dict[int, list] = {}
         completed: dict[int, list] = {}
-        cur: dict[tuple[int, float], tuple[int, bool]] = {}
-        jobs = w.job[rg.task]
-        for gid, at, j, run in zip(rg.gid.tolist(), rg.alloc_time.tolist(), jobs.tolist(),
-                                   rg.running.tolist()):
-            key = (gid, at)
-            seen = self.prev.get(key, (j, False))[1]
-            if run and not seen:
-                started.setdefault(j, []).append(key)
-            cur[key] = (j, seen or run)
-        for key, (j, seen) in self.prev.items():
-            if key not in cur:
-                if not seen:          # started and finished between two ticks
+        if len(new_run):
+            jobs = self.workload.job[rg.task[new_run]]
+            for g, a, j in zip(gid[new_run].tolist(), at[new_run].tolist(), jobs.tolist()):
+                started.setdefault(j, []).append((g, a))
+        if len(gone):
+            for g, a, j, r in zip(gone.tolist(), alloc[gone].tolist(), job_of[gone].tolist(),
+                                  was_running[gone].tolist()):
+                key = (g, a)
+                if not r:                 # started and finished between two ticks
                     started.setdefault(j, []).append(key)
                 completed.setdefault(j, []).append(key)
-        self.prev = cur
+            alloc[gone] = np.nan
+        # this tick's containers (after the gone ones: an id may hold a new container)
+        alloc[gid] = at
+        was_running[gid] = seen | run
+        new = np.flatnonzero(~same)
+        if len(new):
+            job_of[gid[new]] = self.workload.job[rg.task[new]]
+        self.seen_gids = gid
+        return started, completed
+
+    def _job_ended(self, view, j: int) -> bool:
+        w = self.workload
+        tasks = w.tasks_of(j)
+        return bool((view.ended[tasks] == w.instances[tasks]).all())
+
+    def _observe(self, view, now: float) -> None:
+        """Algorithms 1-2: feed each job's tracker with this tick's container transitions."""
+        started, completed = self._transitions(view)
         p = self.params
-        active = set(started) | set(completed) | {j for j, tr in self.trackers.items()
-                                                  if not tr.finished}
+        live = self.live
+        active = set(started) | set(completed) | live.keys()
         for j in sorted(active):
             tr = self.trackers.get(j)
             if tr is None:
-                tr = self.trackers[j] = JobTracker(t_s=p.t_s, t_e=p.t_e, pw=p.pw)
-            tasks = w.tasks_of(j)
-            done = bool((view.ended[tasks] == w.instances[tasks]).all())
-            tr.tick(now, started.get(j, ()), completed.get(j, ()), job_done=done)
+                tr = self.trackers[j] = live[j] = JobTracker(t_s=p.t_s, t_e=p.t_e, pw=p.pw)
+            # whether the job ended is read only when it holds no container
+            tr.tick(now, started.get(j, ()), completed.get(j, ()),
+                    job_done=partial(self._job_ended, view, j))
+            if j in live and tr.finished:
+                del live[j]
 
     def _pending_demand(self, view, submitted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Jobs counted in P_1/P_2 and their demand r_i.
@@ -197,10 +249,12 @@ class DressPolicy(Policy):
 
     def _releases(self, now: float, horizon: float) -> np.ndarray:
         out = np.zeros(2)
-        for j, tr in self.trackers.items():
-            if tr.finished or self.category[j] < 0:
+        category = self.category
+        for j, tr in self.live.items():       # a finished tracker forecasts nothing
+            c = category[j]
+            if c < 0 or not tr.where:
                 continue
-            out[self.category[j]] += tr.future_releases(now, horizon)
+            out[c] += tr.future_releases(now, horizon)
         return out
 
     # -- decision --------------------------------------------------------------------
@@ -217,9 +271,10 @@ class DressPolicy(Policy):
         a_c = float(free[:, R_SLOTS].sum())
         submitted = np.flatnonzero(self.job_submit <= now + 1e-9)
         self._classify(submitted, tot, a_c)
-        occ = np.zeros(2)
         cat_ok = self.category >= 0
-        np.add.at(occ, self.category[cat_ok], view.job_allocated[cat_ok, R_SLOTS])
+        # summed in job order, like np.add.at
+        occ = np.bincount(self.category[cat_ok], weights=view.job_allocated[cat_ok, R_SLOTS],
+                          minlength=2)
         # release forecasts (recorded for the estimator check at the requested horizons)
         for h in p.record_horizons:
             rel = self._releases(now, h)
