@@ -141,8 +141,16 @@ class DressPolicy(Policy):
         self.forecasts: list[tuple[float, int, float, float, float, float]] = []
         self.delta_trace: list[tuple[float, float]] = []
         self.job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
+        self.submit_sorted = np.sort(self.job_submit)
+        self.changes = _ChangeLog()
+        self.starting = False          # a container was still starting at the last tick
+        self.cached: tuple | None = None   # (submitted jobs, tot, A_c, occ, P jobs, needs, order)
+        self.free_now: np.ndarray | None = None
 
     tick_only = True       # decide() acts on the "dress-tick" timer only
+    #: reuse the last tick's cluster totals, pending demand and container transitions when
+    #: nothing changed since (see :class:`_ChangeLog`); False recomputes them every tick
+    fast: bool = True
 
     def timers(self):
         return {"dress-tick": self.params.tick}
@@ -207,6 +215,7 @@ class DressPolicy(Policy):
         if len(new):
             job_of[gid[new]] = self.workload.job[rg.task[new]]
         self.seen_gids = gid
+        self.starting = not run.all()
         return started, completed
 
     def _job_ended(self, view, j: int) -> bool:
@@ -214,9 +223,13 @@ class DressPolicy(Policy):
         tasks = w.tasks_of(j)
         return bool((view.ended[tasks] == w.instances[tasks]).all())
 
-    def _observe(self, view, now: float) -> None:
-        """Algorithms 1-2: feed each job's tracker with this tick's container transitions."""
-        started, completed = self._transitions(view)
+    def _observe(self, view, now: float, quiet: bool = False) -> None:
+        """Algorithms 1-2: feed each job's tracker with this tick's container transitions.
+
+        ``quiet``: no container was placed, started or ended since the last tick, so there
+        are no transitions (the trackers still tick: their detectors read time windows).
+        """
+        started, completed = ({}, {}) if quiet else self._transitions(view)
         p = self.params
         live = self.live
         active = set(started) | set(completed) | live.keys()
@@ -247,44 +260,66 @@ class DressPolicy(Policy):
         need = np.concatenate([self.demand[unstarted].astype(float), outstanding[started]])
         return jobs, need
 
-    def _releases(self, now: float, horizon: float) -> np.ndarray:
-        out = np.zeros(2)
+    def _releases(self, now: float, horizons: Sequence[float]) -> list[np.ndarray]:
+        """Forecast releases (SD, LD) by ``now + h`` for each ``h``, in one pass."""
+        out = [np.zeros(2) for _ in horizons]
         category = self.category
         for j, tr in self.live.items():       # a finished tracker forecasts nothing
             c = category[j]
-            if c < 0 or not tr.where:
+            if c < 0 or not tr.where:         # nothing held: it forecasts 0
                 continue
-            out[c] += tr.future_releases(now, horizon)
+            for o, h in zip(out, horizons):
+                o[c] += tr.future_releases(now, h)
         return out
 
-    # -- decision --------------------------------------------------------------------
-    def decide(self, view) -> Sequence[Place]:
-        if "dress-tick" not in view.trigger.timers:
-            return ()
-        now = view.now
-        p = self.params
-        w = self.workload
-        self._observe(view, now)
+    def _cluster_state(self, view, now: float, n_submitted: int) -> tuple:
+        """What Algorithm 3 and the assignment read from the cluster: submitted jobs,
+        Tot_R, A_c, containers held per category, the P_1/P_2 jobs and their demands, and
+        the pending tasks in application order."""
         alive = view.alive
         tot = float(view.capacity[alive, R_SLOTS].sum())
-        free = view.free()
-        a_c = float(free[:, R_SLOTS].sum())
-        submitted = np.flatnonzero(self.job_submit <= now + 1e-9)
-        self._classify(submitted, tot, a_c)
+        self.free_now = view.free()
+        a_c = float(self.free_now[:, R_SLOTS].sum())
+        if self.cached is not None and self.cached[0] is not None and \
+                len(self.cached[0]) == n_submitted:
+            submitted = self.cached[0]
+        else:
+            submitted = np.flatnonzero(self.job_submit <= now + 1e-9)
+            self._classify(submitted, tot, a_c)
         cat_ok = self.category >= 0
         # summed in job order, like np.add.at
         occ = np.bincount(self.category[cat_ok], weights=view.job_allocated[cat_ok, R_SLOTS],
                           minlength=2)
+        pend, need = self._pending_demand(view, submitted)
+        order = app_ordered(view.pending_tasks(), self.job_submit, self.workload.job)
+        return submitted, tot, a_c, occ, pend, need, order
+
+    # -- decision --------------------------------------------------------------------
+    def decide(self, view) -> Sequence[Place]:
+        trig = view.trigger
+        self.changes.note(trig)
+        if "dress-tick" not in trig.timers:
+            return ()
+        now = view.now
+        p = self.params
+        w = self.workload
+        n_submitted = int(self.submit_sorted.searchsorted(now + 1e-9, side="right"))
+        quiet = (self.fast and not self.changes.changed and self.cached is not None
+                 and len(self.cached[0]) == n_submitted)
+        self._observe(view, now, quiet=quiet and not self.starting)
+        self.free_now = None
+        if not quiet:
+            self.cached = self._cluster_state(view, now, n_submitted)
+        self.changes.changed = False
+        submitted, tot, a_c, occ, pend, need, order = self.cached
         # release forecasts (recorded for the estimator check at the requested horizons)
-        for h in p.record_horizons:
-            rel = self._releases(now, h)
-            self.forecasts.append((now, int(a_c), float(h), float(rel.sum()),
-                                   float(rel[SD]), float(rel[LD])))
-        rel = self._releases(now, p.horizon)
+        *recorded, rel = self._releases(now, (*p.record_horizons, p.horizon))
+        for h, r in zip(p.record_horizons, recorded):
+            self.forecasts.append((now, int(a_c), float(h), float(r.sum()),
+                                   float(r[SD]), float(r[LD])))
         # Algorithm 3 on the pending (not started) jobs of each category
         a1 = min(a_c, max(0.0, math.floor(self.delta * tot + 1e-9) - occ[SD]))
         a2 = max(0.0, a_c - a1)
-        pend, need = self._pending_demand(view, submitted)
         pend_cat = self.category[pend]
         if p.adjust and tot > 0:
             self.delta = adjust_delta(
@@ -296,9 +331,9 @@ class DressPolicy(Policy):
         # container assignment: FIFO by job submission inside each strict pool
         limit1 = math.floor(self.delta * tot + 1e-9)
         room = np.array([max(0.0, limit1 - occ[SD]), max(0.0, tot - limit1 - occ[LD])])
-        order = app_ordered(view.pending_tasks(), self.job_submit, w.job)
         if not len(order) or a_c <= 0:
             return ()
+        free = view.free() if self.free_now is None else self.free_now
         actions: list[Place] = []
         left = a_c
         for t in order.tolist():
@@ -316,7 +351,32 @@ class DressPolicy(Policy):
                 room[c] -= len(placed)
                 left -= len(placed)
                 actions.extend(placed)
+        if actions:
+            self.changes.changed = True       # allocations and pending work change
         return actions
+
+
+class _ChangeLog:
+    """Whether the cluster may have changed for a policy since its last tick.
+
+    Allocations, free capacity, pending work and containers change only with arrivals,
+    ended instances (completions, kills, evictions: they also requeue), machine changes,
+    freed capacity (releases, rejected placements, ended reservations) or the policy's own
+    placements; the engine reports the others in the trigger of the next decision. The
+    policy notes every trigger it receives (also the ones between its ticks) and sets
+    ``changed`` itself when it places. A container that finishes its start-up is not
+    reported: the policy tracks starting containers itself.
+    """
+
+    __slots__ = ("changed",)
+
+    def __init__(self) -> None:
+        self.changed = True
+
+    def note(self, trigger) -> None:
+        if (trigger.arrivals or trigger.completions or trigger.freed
+                or trigger.machines_changed or trigger.memory_pressure):
+            self.changed = True
 
 
 def app_ordered(order: np.ndarray, job_submit: np.ndarray, job: np.ndarray) -> np.ndarray:
