@@ -1,7 +1,7 @@
 """YARN Capacity Scheduler (baseline; DRESS's comparison point)."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -41,6 +41,10 @@ class CapacityPolicy(Policy):
 
     name = "capacity"
     description = "YARN Capacity Scheduler: queues with guaranteed shares, FIFO inside each queue"
+    #: ``decide`` reads only the pending tasks, free capacity and allocations (no clock,
+    #: no random draws, nothing kept between decisions): a decision that placed nothing
+    #: places nothing again until one of them changes (wrappers may skip it then)
+    state_only: ClassVar[bool] = True
 
     class Params(PolicyParams):
         queues: dict[str, float] = {}

@@ -436,6 +436,14 @@ class YarnContainers(Policy):
         self.delay = StartupDelay(self.params.startup_median, self.params.startup_sigma)
         self.job_submit = np.full(workload.n_jobs, np.inf)
         np.minimum.at(self.job_submit, workload.job, workload.submit_time)
+        self.changes = _ChangeLog()
+        self.idle = False              # the inner policy's last decision returned nothing
+        # an inner policy that decides on the cluster state alone is not asked again
+        # while it has nothing to do and nothing changed (see CapacityPolicy.state_only)
+        self.skip_idle = self.fast and bool(getattr(self.inner, "state_only", False))
+
+    #: skip the inner decision on ticks where it cannot differ (False: always ask it)
+    fast: bool = True
 
     def timers(self):
         return {**self.inner.timers(), "yarn-tick": self.params.tick}
@@ -445,8 +453,13 @@ class YarnContainers(Policy):
                 "inner_params": self.inner.describe_params()}
 
     def decide(self, view):
-        if "yarn-tick" not in view.trigger.timers:
+        trig = view.trigger
+        self.changes.note(trig)
+        if "yarn-tick" not in trig.timers:
             return ()
+        if self.skip_idle and self.idle and not self.changes.changed:
+            return ()
+        self.changes.changed = False
         out = []
         if self.params.app_order:
             view = _AppOrderView(view, self.job_submit, self.workload.job)
@@ -458,4 +471,6 @@ class YarnContainers(Policy):
                                  startup_delay=float(x), reason=a.reason) for x in d)
             else:
                 out.append(a)
+        self.idle = not out
+        self.changes.changed = bool(out)
         return out
