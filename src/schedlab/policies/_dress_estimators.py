@@ -232,6 +232,24 @@ class JobTracker:
             tot += ph.c * (ph.release_share(later) - ph.release_share(now))
         return float(min(tot, len(self.where)))
 
+    def future_releases_at(self, now: float, horizons: Sequence[float]) -> list[float]:
+        """:meth:`future_releases` for each horizon, in one pass over the phases (the same
+        sums in the same order)."""
+        if not self.where or self.finished:
+            return [0.0] * len(horizons)
+        tots = [0.0] * len(horizons)
+        laters = [now + h for h in horizons]
+        for ph in self.phases:
+            c, gamma = ph.c, ph.gamma
+            if c <= 0 or gamma != gamma:                 # no containers, or γ unknown
+                continue
+            spread = ph.spread if math.isfinite(ph.spread) else 0.0
+            base = ramp(now, gamma, spread)
+            for i, later in enumerate(laters):
+                tots[i] += c * (ramp(later, gamma, spread) - base)
+        held = len(self.where)
+        return [float(min(tot, held)) for tot in tots]
+
 
 # ---------------------------------------------------------------------------- Algorithm 3
 def adjust_delta(delta: float, *, tot: float, a1: float, a2: float, f1: float, f2: float,

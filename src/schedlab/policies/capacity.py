@@ -78,6 +78,10 @@ class CapacityPolicy(Policy):
         free = view.free()
         total = np.where(view.alive[:, None], view.capacity, 0).sum(axis=0)
         usage = self._usage(view, total)
+        if len(self.guarantee) == 1:                # one queue: FIFO, no ranking
+            if usage[0] >= self.params.max_capacity - 1e-12:
+                return ()
+            return greedy_place(order, view.pending, w.request, free)
         qof = w.queue[order]
         queues = np.unique(qof)
         # most under-served queue first (YARN's queue ordering), FIFO inside each queue

@@ -262,15 +262,15 @@ class DressPolicy(Policy):
 
     def _releases(self, now: float, horizons: Sequence[float]) -> list[np.ndarray]:
         """Forecast releases (SD, LD) by ``now + h`` for each ``h``, in one pass."""
-        out = [np.zeros(2) for _ in horizons]
+        out = [[0.0, 0.0] for _ in horizons]
         category = self.category
         for j, tr in self.live.items():       # a finished tracker forecasts nothing
             c = category[j]
             if c < 0 or not tr.where:         # nothing held: it forecasts 0
                 continue
-            for o, h in zip(out, horizons):
-                o[c] += tr.future_releases(now, h)
-        return out
+            for o, r in zip(out, tr.future_releases_at(now, horizons)):
+                o[c] += r
+        return [np.array(o) for o in out]
 
     def _cluster_state(self, view, now: float, n_submitted: int) -> tuple:
         """What Algorithm 3 and the assignment read from the cluster: submitted jobs,
@@ -463,12 +463,18 @@ class YarnContainers(Policy):
         out = []
         if self.params.app_order:
             view = _AppOrderView(view, self.job_submit, self.workload.job)
-        for a in self.inner.decide(view) or ():
+        acts = list(self.inner.decide(view) or ())
+        # one draw for the whole decision: the same numbers as one draw per action
+        n = sum(max(a.count, 0) for a in acts if isinstance(a, Place) and not a.from_queue)
+        delays = self.delay.draw(self.delay_rng, n).tolist() if n else []
+        k = 0
+        for a in acts:
             if isinstance(a, Place) and not a.from_queue:
-                d = self.delay.draw(self.delay_rng, a.count)
+                d = delays[k:k + max(a.count, 0)]
+                k += len(d)
                 out.extend(Place(a.task, a.machine, 1, opportunistic=a.opportunistic,
                                  sticky=a.sticky, resumable=a.resumable,
-                                 startup_delay=float(x), reason=a.reason) for x in d)
+                                 startup_delay=x, reason=a.reason) for x in d)
             else:
                 out.append(a)
         self.idle = not out
