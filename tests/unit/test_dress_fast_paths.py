@@ -25,7 +25,8 @@ import schedlab
 from schedlab.cluster.spec import R_SLOTS, cluster_from_table
 from schedlab.policies._dress_estimators import JobTracker, _History, adjust_delta, ramp
 from schedlab.policies.base import Policy
-from schedlab.policies.dress import DressPolicy, YarnContainers, _place_containers, app_ordered
+from schedlab.policies.dress import (DressPolicy, YarnContainers, _place_containers,
+                                     _place_containers_rows, app_ordered)
 from schedlab.reproduce.dress import SmallFirstContainers
 from schedlab.workload.dress_workloads import dress_cluster, mixed_workload, mr_workload, \
     spark_workload
@@ -456,3 +457,25 @@ def test_tracker_matches_the_reference(events, t_s, t_e, pw, horizon):
         if asked and asked[-1] == t:
             assert not fast.where
         t += float(dt)
+
+
+# ----------------------------------------------------------------------- container fit
+_free_cell = st.one_of(st.floats(-2.0, 40.0, allow_nan=False), st.just(float("inf")),
+                       st.sampled_from([0.0, 1.0, 2.0, 3.0 - 1e-10, 4.0 + 1e-10]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 7).flatmap(lambda m: st.tuples(
+           st.lists(st.lists(_free_cell, min_size=4, max_size=4), min_size=m, max_size=m),
+           st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 0.3, 8.0]), min_size=4,
+                    max_size=4),
+           st.integers(1, 30))))
+def test_python_fit_matches_the_numpy_fit(case):
+    rows, req, n = case
+    free = np.array(rows, dtype=float)
+    delays = np.arange(n, dtype=float) / 7.0
+    want = _place_containers(3, n, np.array(req), free, delays, "r")
+    py_rows = [list(r) for r in rows]
+    got = _place_containers_rows(3, n, list(req), py_rows, delays, "r")
+    assert _actions(got) == _actions(want)
+    assert np.array_equal(np.array(py_rows), free)      # the same free space left
