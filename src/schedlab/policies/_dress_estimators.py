@@ -239,12 +239,15 @@ class JobTracker:
             return [0.0] * len(horizons)
         tots = [0.0] * len(horizons)
         laters = [now + h for h in horizons]
+        ahead = min(horizons) >= 0
         for ph in self.phases:
             c, gamma = ph.c, ph.gamma
             if c <= 0 or gamma != gamma:                 # no containers, or γ unknown
                 continue
             spread = ph.spread if math.isfinite(ph.spread) else 0.0
             base = ramp(now, gamma, spread)
+            if base == 1.0 and ahead:                    # all released: adds 0.0 to each
+                continue
             for i, later in enumerate(laters):
                 tots[i] += c * (ramp(later, gamma, spread) - base)
         held = len(self.where)

@@ -162,6 +162,7 @@ class DressPolicy(Policy):
         self.job_submit = np.full(J, np.inf)
         np.minimum.at(self.job_submit, w.job, w.submit_time)
         self.category = np.full(J, -1, dtype=np.int64)
+        self.category_list = self.category.tolist()     # a mirror for per-tracker loops
         self.job_started = np.zeros(J, dtype=bool)
         self.trackers: dict[int, JobTracker] = {}
         self.live: dict[int, JobTracker] = {}   # trackers without β, in creation order
@@ -199,6 +200,7 @@ class DressPolicy(Policy):
             return
         ref = tot if self.params.classify_against == "total" else avail
         self.category[new] = np.where(self.demand[new] <= self.params.theta * ref, SD, LD)
+        self.category_list = self.category.tolist()
 
     def _grow(self, n: int) -> None:
         """Make the per-group-id arrays hold ids below ``n``."""
@@ -291,23 +293,26 @@ class DressPolicy(Policy):
         if self.params.pending_demand == "unstarted":
             return unstarted, self.demand[unstarted].astype(float)
         w = self.workload
-        outstanding = np.bincount(w.job, weights=view.pending, minlength=w.n_jobs)
+        # only tasks with pending instances add to the sums (integers: exact in any order)
+        ready = view.pending_tasks()
+        outstanding = np.bincount(w.job[ready], weights=view.pending[ready], minlength=w.n_jobs)
         started = submitted[self.job_started[submitted] & (outstanding[submitted] > 0)]
         jobs = np.concatenate([unstarted, started])
         need = np.concatenate([self.demand[unstarted].astype(float), outstanding[started]])
         return jobs, need
 
-    def _releases(self, now: float, horizons: Sequence[float]) -> list[np.ndarray]:
-        """Forecast releases (SD, LD) by ``now + h`` for each ``h``, in one pass."""
+    def _releases(self, now: float, horizons: Sequence[float]) -> list[list[float]]:
+        """Forecast releases [SD, LD] by ``now + h`` for each ``h``, in one pass (summed
+        over the trackers in creation order, as Python floats: the same sums)."""
         out = [[0.0, 0.0] for _ in horizons]
-        category = self.category
+        category = self.category_list
         for j, tr in self.live.items():       # a finished tracker forecasts nothing
             c = category[j]
             if c < 0 or not tr.where:         # nothing held: it forecasts 0
                 continue
             for o, r in zip(out, tr.future_releases_at(now, horizons)):
                 o[c] += r
-        return [np.array(o) for o in out]
+        return out
 
     def _cluster_state(self, view, now: float, n_submitted: int) -> tuple:
         """What Algorithm 3 and the assignment read from the cluster: submitted jobs,
@@ -352,15 +357,14 @@ class DressPolicy(Policy):
         # release forecasts (recorded for the estimator check at the requested horizons)
         *recorded, rel = self._releases(now, (*p.record_horizons, p.horizon))
         for h, r in zip(p.record_horizons, recorded):
-            self.forecasts.append((now, int(a_c), float(h), float(r.sum()),
-                                   float(r[SD]), float(r[LD])))
+            self.forecasts.append((now, int(a_c), float(h), r[SD] + r[LD], r[SD], r[LD]))
         # Algorithm 3 on the pending (not started) jobs of each category
         a1 = min(a_c, max(0.0, math.floor(self.delta * tot + 1e-9) - occ[SD]))
         a2 = max(0.0, a_c - a1)
         pend_cat = self.category[pend]
         if p.adjust and tot > 0:
             self.delta = adjust_delta(
-                self.delta, tot=tot, a1=a1, a2=a2, f1=float(rel[SD]), f2=float(rel[LD]),
+                self.delta, tot=tot, a1=a1, a2=a2, f1=rel[SD], f2=rel[LD],
                 sd_pending=need[pend_cat == SD].tolist(),
                 ld_pending=need[pend_cat == LD].tolist(),
                 bounds=(p.delta_min, p.delta_max))
