@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 import schedlab
 from schedlab.cluster.spec import R_SLOTS, cluster_from_table
 from schedlab.policies._dress_estimators import JobTracker, _History, adjust_delta, ramp
+from schedlab.policies._phases import greedy_place
 from schedlab.policies.base import Policy
+from schedlab.policies.capacity import CapacityPolicy
 from schedlab.policies.dress import (DressPolicy, YarnContainers, _place_containers,
                                      _place_containers_rows, app_ordered)
 from schedlab.reproduce.dress import SmallFirstContainers
@@ -479,3 +481,55 @@ def test_python_fit_matches_the_numpy_fit(case):
     got = _place_containers_rows(3, n, list(req), py_rows, delays, "r")
     assert _actions(got) == _actions(want)
     assert np.array_equal(np.array(py_rows), free)      # the same free space left
+
+
+# ----------------------------------------------------------------------- capacity
+class RefCapacity(CapacityPolicy):
+    """CapacityPolicy.decide as it was (every queue ranked, no early exits)."""
+
+    state_only = False
+
+    def decide(self, view):
+        order = view.pending_tasks()
+        if not len(order):
+            return ()
+        w = self.workload
+        free = view.free()
+        total = np.where(view.alive[:, None], view.capacity, 0).sum(axis=0)
+        usage = self._usage(view, total)
+        qof = w.queue[order]
+        ranked = sorted(np.unique(qof).tolist(),
+                        key=lambda q: (usage[q] / max(self.guarantee[q], 1e-12), q))
+        actions = []
+        for q in ranked:
+            if usage[q] >= self.params.max_capacity - 1e-12:
+                continue
+            actions += greedy_place(order[qof == q], view.pending, w.request, free)
+        return actions
+
+
+def _fractional_slots(seed, n=80):
+    """Tasks asking for fractional container slots on a small cluster, one or two queues."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "job_id": [f"j{i}" for i in range(n)], "task_id": ["0"] * n,
+        "submit_time": np.sort(rng.uniform(0, 60, n)).round(2),
+        "duration": rng.uniform(1, 20, n).round(2), "instances": rng.integers(1, 5, n),
+        "cpu": rng.choice([0.0, 0.5, 1.0], n), "mem": rng.choice([0.5, 2.0], n),
+        "slots": rng.choice([0.25, 0.5, 1.0, 1.5], n),
+        "queue": rng.choice(["a", "b"] if seed % 2 else ["a"], n)})
+    cl = pd.DataFrame({"machine_id": ["m0", "m1", "m2"], "cpu": [4.0] * 3, "mem": [8.0] * 3,
+                       "slots": [3.0, 2.5, 4.0]})
+    return frame, cluster_from_table(cl, row_offset=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("wrapped", [False, True], ids=["plain", "yarn"])
+def test_capacity_early_exits_change_no_decision(seed, wrapped):
+    frame, cluster = _fractional_slots(seed)
+    if wrapped:
+        lock = Lockstep(YarnContainers(CapacityPolicy()), _slow(YarnContainers(RefCapacity())))
+    else:
+        lock = Lockstep(CapacityPolicy(), RefCapacity())
+    res = schedlab.simulate(frame, cluster, lock, seed=seed)
+    assert res.summary["jobs_finished"] == res.summary["jobs_submitted"]

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from schedlab.cluster.actions import Place
-from schedlab.cluster.spec import R_MEM
+from schedlab.cluster.spec import FIT_TOLERANCE, R_MEM, R_SLOTS
 from schedlab.policies._phases import greedy_place
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
@@ -76,6 +76,11 @@ class CapacityPolicy(Policy):
             return ()
         w = self.workload
         free = view.free()
+        # no machine has room for one more container slot of any pending task (the test
+        # greedy_place makes: (free + ε) / r < 1 on the slots column): nothing fits
+        if len(free) and ((free[:, R_SLOTS] + FIT_TOLERANCE).max()
+                          < w.request[order, R_SLOTS].min()):
+            return ()
         total = np.where(view.alive[:, None], view.capacity, 0).sum(axis=0)
         usage = self._usage(view, total)
         if len(self.guarantee) == 1:                # one queue: FIFO, no ranking
