@@ -436,8 +436,11 @@ _event = st.tuples(st.integers(0, 6),                 # containers started this 
                    st.integers(1, 3))                 # ticks to the next one
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(_event, min_size=1, max_size=80), st.integers(2, 6), st.integers(2, 6),
+_idle = st.tuples(st.just(0), st.just(0), st.booleans(), st.integers(1, 3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_event, _idle, _idle), min_size=1, max_size=80), st.integers(2, 6), st.integers(2, 6),
        st.sampled_from([5.0, 10.0]), st.floats(0.5, 20.0))
 def test_tracker_matches_the_reference(events, t_s, t_e, pw, horizon):
     fast = JobTracker(t_s=t_s, t_e=t_e, pw=pw)

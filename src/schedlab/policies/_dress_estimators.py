@@ -80,13 +80,24 @@ class _History:
         self.times: list[float] = []
         self.values: list[int] = []
 
-    def record(self, t: float, v: int) -> None:
+    def record(self, t: float, v: int) -> bool:
+        """Record ``v`` at tick ``t``; whether the history changed."""
         times = self.times
         if times and times[-1] == t:
+            changed = self.values[-1] != v
             self.values[-1] = v
-        elif not times or self.values[-1] != v:
+            return changed
+        if not times or self.values[-1] != v:
             times.append(t)
             self.values.append(v)
+            return True
+        return False
+
+    def next_step(self, t: float) -> float:
+        """The first recorded time after the one ``at(t)`` reads (inf if none): ``at``
+        gives the same value for every later ``t'`` with ``t' + 1e-9`` below it."""
+        i = bisect_right(self.times, t + 1e-9)
+        return self.times[i] if i < len(self.times) else math.inf
 
     def at(self, t: float) -> int:
         i = bisect_right(self.times, t + 1e-9)
@@ -141,6 +152,10 @@ class JobTracker:
         self.beta = float("nan")          # β_i
         self.where: dict = {}             # container key -> phase index
         self.n_started = 0
+        # a tick without events changes nothing while t - pw + 1e-9 stays below this:
+        # the detectors' windows read the same history steps (set by a tick that found
+        # nothing to do; -inf: no such promise)
+        self.wake = -math.inf
 
     # -- helpers --------------------------------------------------------------------
     def _phase(self, j: int) -> PhaseState:
@@ -161,6 +176,10 @@ class JobTracker:
              job_done: bool | Callable[[], bool] = False) -> None:
         """One scheduler tick. ``job_done`` may be a callable: it is then asked only when
         the job holds no container after this tick (the one case where β depends on it)."""
+        quiet = not started and not completed
+        if quiet and self.where and t - self.pw + 1e-9 < self.wake:
+            return                  # the same counts and windows as a tick that did nothing
+        changed = not quiet
         # Algorithm 1, lines 4-8: tasks that moved to Running join the current phase
         if started:
             ph = self._phase(self.current)
@@ -183,37 +202,47 @@ class JobTracker:
         # Algorithm 1, lines 11-17 (current phase only; RT counts the phase, not the job)
         ph = self._phase(self.current)
         rt = len(ph.running)
-        ph.rt.record(t, rt)
+        changed |= ph.rt.record(t, rt)
         d_rt = rt - ph.rt.at(t - self.pw)
         if not ph.started and d_rt > self.t_s:
             ph.started = True
             ph.ps_first = min(ph.starts)
+            changed = True
         elif ph.started and d_rt == 0:
             ph.ps_last = max(ph.starts)
             ph.spread = ph.ps_last - ph.ps_first
             ph.closed = True
             self.current += 1
             self._phase(self.current)
+            changed = True
         # Algorithm 2, lines 2-3 (every phase that has tasks)
         t_past = t - self.pw
         for ph in self.phases:
             if not ph.starts:
                 continue
             ct = len(ph.finishes)
-            ph.ct.record(t, ct)
+            changed |= ph.ct.record(t, ct)
             gamma = ph.gamma
             if gamma != gamma:                           # γ unknown (NaN)
                 if ct - ph.ct.at(t_past) > self.t_e:
                     ph.gamma = min(ph.finishes)
+                    changed = True
             elif ph.running and not ph.trailing_moved and ct - ph.ct.at(t_past) == 0:
                 n = len(ph.running)                      # trailing tasks
                 nxt = self._phase(ph.index + 1)
                 nxt.c += n
                 ph.c -= n
                 ph.trailing_moved = n
+                changed = True
         # Algorithm 2, line 4
         if not self.where and (job_done() if callable(job_done) else job_done):
             self.beta = t
+        # nothing happened: the same holds until a window reaches the next history step
+        self.wake = -math.inf
+        if not changed and self.where:
+            steps = [self.phases[self.current].rt.next_step(t_past)]
+            steps += [ph.ct.next_step(t_past) for ph in self.phases if ph.starts]
+            self.wake = min(steps)
 
     # -- release forecast -----------------------------------------------------------
     def future_releases(self, now: float, horizon: float) -> float:
