@@ -117,7 +117,10 @@ class DressPolicy(Policy):
         (``classify_against="total"``, spec §3.6) or θ·A_c (``"available"``, literal).
     Complexity
         O(G + J·P) per tick for G live containers, J active jobs and P phases per job, plus
-        O(M) numpy per task placed.
+        O(M) per task placed (plain Python up to 32 machines). The container scan and the
+        cluster totals are skipped on ticks where nothing changed (``fast``; the tests
+        compare every decision with the straightforward computation), and a job's
+        detectors skip ticks without events while their windows read the same steps.
     Departures from the spec
         In Algorithm 3 ``F_x`` is read as the forecast *releases* of category x (eq. 1
         without its A_c term), because the algorithm already adds A_cx; the spec's
@@ -282,7 +285,8 @@ class DressPolicy(Policy):
             if j in live and tr.finished:
                 del live[j]
 
-    def _pending_demand(self, view, submitted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _pending_demand(self, view, submitted: np.ndarray,
+                        ready: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Jobs counted in P_1/P_2 and their demand r_i.
 
         ``unstarted`` (spec §3.10 item 4): submitted jobs with no container yet, demand r_i.
@@ -294,7 +298,8 @@ class DressPolicy(Policy):
             return unstarted, self.demand[unstarted].astype(float)
         w = self.workload
         # only tasks with pending instances add to the sums (integers: exact in any order)
-        ready = view.pending_tasks()
+        if ready is None:
+            ready = view.pending_tasks()
         outstanding = np.bincount(w.job[ready], weights=view.pending[ready], minlength=w.n_jobs)
         started = submitted[self.job_started[submitted] & (outstanding[submitted] > 0)]
         jobs = np.concatenate([unstarted, started])
@@ -318,8 +323,10 @@ class DressPolicy(Policy):
         """What Algorithm 3 and the assignment read from the cluster: submitted jobs,
         Tot_R, A_c, containers held per category, the P_1/P_2 jobs and their demands, and
         the pending tasks in application order."""
-        alive = view.alive
-        tot = float(view.capacity[alive, R_SLOTS].sum())
+        if self.cached is None or self.changes.machines or not self.fast:
+            tot = float(view.capacity[view.alive, R_SLOTS].sum())
+        else:
+            tot = self.cached[1]                 # Tot_R moves only with machine changes
         self.free_now = view.free()
         a_c = float(self.free_now[:, R_SLOTS].sum())
         if self.cached is not None and self.cached[0] is not None and \
@@ -332,8 +339,9 @@ class DressPolicy(Policy):
         # summed in job order, like np.add.at
         occ = np.bincount(self.category[cat_ok], weights=view.job_allocated[cat_ok, R_SLOTS],
                           minlength=2)
-        pend, need = self._pending_demand(view, submitted)
-        order = app_ordered(view.pending_tasks(), self.job_submit, self.workload.job)
+        ready = view.pending_tasks()
+        pend, need = self._pending_demand(view, submitted, ready)
+        order = app_ordered(ready, self.job_submit, self.workload.job)
         return submitted, tot, a_c, occ, pend, need, order
 
     # -- decision --------------------------------------------------------------------
@@ -352,7 +360,7 @@ class DressPolicy(Policy):
         self.free_now = None
         if not quiet:
             self.cached = self._cluster_state(view, now, n_submitted)
-        self.changes.changed = False
+        self.changes.changed = self.changes.machines = False
         submitted, tot, a_c, occ, pend, need, order = self.cached
         # release forecasts (recorded for the estimator check at the requested horizons)
         *recorded, rel = self._releases(now, (*p.record_horizons, p.horizon))
@@ -414,15 +422,18 @@ class _ChangeLog:
     reported: the policy tracks starting containers itself.
     """
 
-    __slots__ = ("changed",)
+    __slots__ = ("changed", "machines")
 
     def __init__(self) -> None:
         self.changed = True
+        self.machines = True           # machines joined or left (Tot_R may differ)
 
     def note(self, trigger) -> None:
         if (trigger.arrivals or trigger.completions or trigger.freed
                 or trigger.machines_changed or trigger.memory_pressure):
             self.changed = True
+            if trigger.machines_changed:
+                self.machines = True
 
 
 def app_ordered(order: np.ndarray, job_submit: np.ndarray, job: np.ndarray) -> np.ndarray:
