@@ -12,9 +12,10 @@ tested on hand-built state (spec SEEDS_SPEC §3.2-3.5, errata §3.11 applied).
 """
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -67,7 +68,11 @@ def ramp(t: float, gamma: float, spread: float) -> float:
 
 # ---------------------------------------------------------------------------- detectors
 class _History:
-    """Step history of a per-tick count; ``at(t)`` is the value at the last tick ≤ t."""
+    """Step history of a per-tick count; ``at(t)`` is the value at the last tick ≤ t.
+
+    Only changes are stored (a tick that repeats the last value adds nothing), so the
+    lists stay as long as the number of steps, not of ticks; ``at`` is unchanged by that.
+    """
 
     __slots__ = ("times", "values")
 
@@ -75,12 +80,24 @@ class _History:
         self.times: list[float] = []
         self.values: list[int] = []
 
-    def record(self, t: float, v: int) -> None:
-        if self.times and self.times[-1] == t:
+    def record(self, t: float, v: int) -> bool:
+        """Record ``v`` at tick ``t``; whether the history changed."""
+        times = self.times
+        if times and times[-1] == t:
+            changed = self.values[-1] != v
             self.values[-1] = v
-        else:
-            self.times.append(t)
+            return changed
+        if not times or self.values[-1] != v:
+            times.append(t)
             self.values.append(v)
+            return True
+        return False
+
+    def next_step(self, t: float) -> float:
+        """The first recorded time after the one ``at(t)`` reads (inf if none): ``at``
+        gives the same value for every later ``t'`` with ``t' + 1e-9`` below it."""
+        i = bisect_right(self.times, t + 1e-9)
+        return self.times[i] if i < len(self.times) else math.inf
 
     def at(self, t: float) -> int:
         i = bisect_right(self.times, t + 1e-9)
@@ -108,13 +125,13 @@ class PhaseState:
 
     @property
     def has_gamma(self) -> bool:
-        return not np.isnan(self.gamma)
+        return self.gamma == self.gamma          # False only for NaN (cheaper than np.isnan)
 
     def release_share(self, t: float) -> float:
         """Cumulative release share at ``t`` (0 if γ is unknown)."""
         if not self.has_gamma:
             return 0.0
-        spread = self.spread if np.isfinite(self.spread) else 0.0
+        spread = self.spread if math.isfinite(self.spread) else 0.0
         return ramp(t, self.gamma, spread)
 
 
@@ -135,6 +152,10 @@ class JobTracker:
         self.beta = float("nan")          # β_i
         self.where: dict = {}             # container key -> phase index
         self.n_started = 0
+        # a tick without events changes nothing while t - pw + 1e-9 stays below this:
+        # the detectors' windows read the same history steps (set by a tick that found
+        # nothing to do; -inf: no such promise)
+        self.wake = -math.inf
 
     # -- helpers --------------------------------------------------------------------
     def _phase(self, j: int) -> PhaseState:
@@ -148,13 +169,17 @@ class JobTracker:
 
     @property
     def finished(self) -> bool:
-        return not np.isnan(self.beta)
+        return self.beta == self.beta            # β set (not NaN)
 
     # -- the per-tick update --------------------------------------------------------
     def tick(self, t: float, started: Iterable, completed: Iterable, *,
-             job_done: bool = False) -> None:
-        started = list(started)
-        completed = list(completed)
+             job_done: bool | Callable[[], bool] = False) -> None:
+        """One scheduler tick. ``job_done`` may be a callable: it is then asked only when
+        the job holds no container after this tick (the one case where β depends on it)."""
+        quiet = not started and not completed
+        if quiet and self.where and t - self.pw + 1e-9 < self.wake:
+            return                  # the same counts and windows as a tick that did nothing
+        changed = not quiet
         # Algorithm 1, lines 4-8: tasks that moved to Running join the current phase
         if started:
             ph = self._phase(self.current)
@@ -177,35 +202,47 @@ class JobTracker:
         # Algorithm 1, lines 11-17 (current phase only; RT counts the phase, not the job)
         ph = self._phase(self.current)
         rt = len(ph.running)
-        ph.rt.record(t, rt)
+        changed |= ph.rt.record(t, rt)
         d_rt = rt - ph.rt.at(t - self.pw)
         if not ph.started and d_rt > self.t_s:
             ph.started = True
             ph.ps_first = min(ph.starts)
+            changed = True
         elif ph.started and d_rt == 0:
             ph.ps_last = max(ph.starts)
             ph.spread = ph.ps_last - ph.ps_first
             ph.closed = True
             self.current += 1
             self._phase(self.current)
+            changed = True
         # Algorithm 2, lines 2-3 (every phase that has tasks)
+        t_past = t - self.pw
         for ph in self.phases:
             if not ph.starts:
                 continue
             ct = len(ph.finishes)
-            ph.ct.record(t, ct)
-            d_ct = ct - ph.ct.at(t - self.pw)
-            if not ph.has_gamma and d_ct > self.t_e:
-                ph.gamma = min(ph.finishes)
-            elif ph.has_gamma and d_ct == 0 and ph.running and not ph.trailing_moved:
+            changed |= ph.ct.record(t, ct)
+            gamma = ph.gamma
+            if gamma != gamma:                           # γ unknown (NaN)
+                if ct - ph.ct.at(t_past) > self.t_e:
+                    ph.gamma = min(ph.finishes)
+                    changed = True
+            elif ph.running and not ph.trailing_moved and ct - ph.ct.at(t_past) == 0:
                 n = len(ph.running)                      # trailing tasks
                 nxt = self._phase(ph.index + 1)
                 nxt.c += n
                 ph.c -= n
                 ph.trailing_moved = n
+                changed = True
         # Algorithm 2, line 4
-        if job_done and not self.where:
+        if not self.where and (job_done() if callable(job_done) else job_done):
             self.beta = t
+        # nothing happened: the same holds until a window reaches the next history step
+        self.wake = -math.inf
+        if not changed and self.where:
+            steps = [self.phases[self.current].rt.next_step(t_past)]
+            steps += [ph.ct.next_step(t_past) for ph in self.phases if ph.starts]
+            self.wake = min(steps)
 
     # -- release forecast -----------------------------------------------------------
     def future_releases(self, now: float, horizon: float) -> float:
@@ -214,14 +251,36 @@ class JobTracker:
         Σ_j c_pj·[ramp(now+H) − ramp(now)] (eqs. 2-3, cumulative form), capped at the
         containers the job holds now (already released ones are in A_c). 0 once β is set.
         """
-        if self.finished or not self.where:
+        if not self.where or self.finished:
             return 0.0
         tot = 0.0
+        later = now + horizon
         for ph in self.phases:
             if ph.c <= 0 or not ph.has_gamma:
                 continue
-            tot += ph.c * (ph.release_share(now + horizon) - ph.release_share(now))
+            tot += ph.c * (ph.release_share(later) - ph.release_share(now))
         return float(min(tot, len(self.where)))
+
+    def future_releases_at(self, now: float, horizons: Sequence[float]) -> list[float]:
+        """:meth:`future_releases` for each horizon, in one pass over the phases (the same
+        sums in the same order)."""
+        if not self.where or self.finished:
+            return [0.0] * len(horizons)
+        tots = [0.0] * len(horizons)
+        laters = [now + h for h in horizons]
+        ahead = min(horizons) >= 0
+        for ph in self.phases:
+            c, gamma = ph.c, ph.gamma
+            if c <= 0 or gamma != gamma:                 # no containers, or γ unknown
+                continue
+            spread = ph.spread if math.isfinite(ph.spread) else 0.0
+            base = ramp(now, gamma, spread)
+            if base == 1.0 and ahead:                    # all released: adds 0.0 to each
+                continue
+            for i, later in enumerate(laters):
+                tots[i] += c * (ramp(later, gamma, spread) - base)
+        held = len(self.where)
+        return [float(min(tot, held)) for tot in tots]
 
 
 # ---------------------------------------------------------------------------- Algorithm 3

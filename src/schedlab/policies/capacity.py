@@ -1,12 +1,12 @@
 """YARN Capacity Scheduler (baseline; DRESS's comparison point)."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from schedlab.cluster.actions import Place
-from schedlab.cluster.spec import R_MEM
+from schedlab.cluster.spec import FIT_TOLERANCE, R_MEM, R_SLOTS
 from schedlab.policies._phases import greedy_place
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
@@ -41,6 +41,10 @@ class CapacityPolicy(Policy):
 
     name = "capacity"
     description = "YARN Capacity Scheduler: queues with guaranteed shares, FIFO inside each queue"
+    #: ``decide`` reads only the pending tasks, free capacity and allocations (no clock,
+    #: no random draws, nothing kept between decisions): a decision that placed nothing
+    #: places nothing again until one of them changes (wrappers may skip it then)
+    state_only: ClassVar[bool] = True
 
     class Params(PolicyParams):
         queues: dict[str, float] = {}
@@ -72,8 +76,17 @@ class CapacityPolicy(Policy):
             return ()
         w = self.workload
         free = view.free()
+        # no machine has room for one more container slot of any pending task (the test
+        # greedy_place makes: (free + ε) / r < 1 on the slots column): nothing fits
+        if len(free) and ((free[:, R_SLOTS] + FIT_TOLERANCE).max()
+                          < w.request[order, R_SLOTS].min()):
+            return ()
         total = np.where(view.alive[:, None], view.capacity, 0).sum(axis=0)
         usage = self._usage(view, total)
+        if len(self.guarantee) == 1:                # one queue: FIFO, no ranking
+            if usage[0] >= self.params.max_capacity - 1e-12:
+                return ()
+            return greedy_place(order, view.pending, w.request, free)
         qof = w.queue[order]
         queues = np.unique(qof)
         # most under-served queue first (YARN's queue ordering), FIFO inside each queue

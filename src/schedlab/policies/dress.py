@@ -7,12 +7,14 @@ the Capacity baseline runs under the same container life cycle as DRESS.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
 from schedlab.cluster.actions import Place
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 from schedlab.cluster.spec import R_SLOTS
 from schedlab.errors import InputError
 from schedlab.policies._dress_estimators import JobTracker, StartupDelay, adjust_delta
@@ -56,6 +58,41 @@ def _place_containers(t: int, n: int, req: np.ndarray, free: np.ndarray, delays:
     return out
 
 
+_SMALL_CLUSTER = 32       # machines: up to this, containers are fitted in plain Python
+_MANY = np.iinfo(np.int64).max // 4
+
+
+def _place_containers_rows(t: int, n: int, req: list[float], rows: list[list[float]],
+                           delays: np.ndarray, reason: str) -> list[Place]:
+    """:func:`_place_containers` on a few machines, with ``free`` as Python rows.
+
+    The same arithmetic (``fit_counts``: ⌊min over requested columns of (free + ε)/r⌋,
+    clipped at 0; ``spread``: first-fit in machine order; ``free -= r·c``) without numpy's
+    per-call cost, which dominates on a 5-machine cluster.
+    """
+    pos = [i for i, r in enumerate(req) if r > 0]
+    out: list[Place] = []
+    left = n
+    k = 0
+    for m, row in enumerate(rows):
+        if pos:
+            fit = min((row[i] + _EPS) / req[i] for i in pos)
+            if not fit >= 1.0:                  # fits no container (also NaN)
+                continue
+            c = left if fit >= _MANY or fit >= left else min(int(math.floor(fit)), left)
+        else:
+            c = left
+        for _ in range(c):
+            out.append(Place(t, m, 1, startup_delay=float(delays[k]), reason=reason))
+            k += 1
+        for i, r in enumerate(req):
+            row[i] -= r * c
+        left -= c
+        if not left:
+            break
+    return out
+
+
 @register
 class DressPolicy(Policy):
     """DRESS (Mao et al., IEEE CLOUD 2018): two container pools with a dynamic reserve ratio δ.
@@ -80,7 +117,10 @@ class DressPolicy(Policy):
         (``classify_against="total"``, spec §3.6) or θ·A_c (``"available"``, literal).
     Complexity
         O(G + J·P) per tick for G live containers, J active jobs and P phases per job, plus
-        O(M) numpy per task placed.
+        O(M) per task placed (plain Python up to 32 machines). The container scan and the
+        cluster totals are skipped on ticks where nothing changed (``fast``; the tests
+        compare every decision with the straightforward computation), and a job's
+        detectors skip ticks without events while their windows read the same steps.
     Departures from the spec
         In Algorithm 3 ``F_x`` is read as the forecast *releases* of category x (eq. 1
         without its A_c term), because the algorithm already adds A_cx; the spec's
@@ -125,15 +165,33 @@ class DressPolicy(Policy):
         self.job_submit = np.full(J, np.inf)
         np.minimum.at(self.job_submit, w.job, w.submit_time)
         self.category = np.full(J, -1, dtype=np.int64)
+        self.category_list = self.category.tolist()     # a mirror for per-tracker loops
         self.job_started = np.zeros(J, dtype=bool)
         self.trackers: dict[int, JobTracker] = {}
+        self.live: dict[int, JobTracker] = {}   # trackers without β, in creation order
         self.delta = float(p.delta_init)
-        self.prev: dict[tuple[int, float], tuple[int, bool]] = {}   # key -> (job, seen running)
+        # the containers seen at the last tick, per group id: allocation time (NaN: none;
+        # a container is the pair (group id, allocation time), as ids are reused), whether
+        # it was seen running, its job; and the ids that held one
+        self.seen_alloc = np.full(64, np.nan)
+        self.seen_running = np.zeros(64, dtype=bool)
+        self.seen_job = np.zeros(64, dtype=np.int64)
+        self.seen_gids = np.empty(0, dtype=np.int64)
+        self._scratch = np.full(64, np.nan)
         self.forecasts: list[tuple[float, int, float, float, float, float]] = []
         self.delta_trace: list[tuple[float, float]] = []
         self.job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
+        self.submit_sorted = np.sort(self.job_submit)
+        self.request_rows = w.request.tolist()
+        self.changes = _ChangeLog()
+        self.starting = False          # a container was still starting at the last tick
+        self.cached: tuple | None = None   # (submitted jobs, tot, A_c, occ, P jobs, needs, order)
+        self.free_now: np.ndarray | None = None
 
     tick_only = True       # decide() acts on the "dress-tick" timer only
+    #: reuse the last tick's cluster totals, pending demand and container transitions when
+    #: nothing changed since (see :class:`_ChangeLog`); False recomputes them every tick
+    fast: bool = True
 
     def timers(self):
         return {"dress-tick": self.params.tick}
@@ -145,40 +203,90 @@ class DressPolicy(Policy):
             return
         ref = tot if self.params.classify_against == "total" else avail
         self.category[new] = np.where(self.demand[new] <= self.params.theta * ref, SD, LD)
+        self.category_list = self.category.tolist()
 
-    def _observe(self, view, now: float) -> None:
-        """Algorithms 1-2: feed each job's tracker with this tick's container transitions."""
-        w = self.workload
+    def _grow(self, n: int) -> None:
+        """Make the per-group-id arrays hold ids below ``n``."""
+        size = len(self.seen_alloc)
+        if n <= size:
+            return
+        extra = max(n, 2 * size) - size
+        self.seen_alloc = np.concatenate([self.seen_alloc, np.full(extra, np.nan)])
+        self.seen_running = np.concatenate([self.seen_running, np.zeros(extra, dtype=bool)])
+        self.seen_job = np.concatenate([self.seen_job, np.zeros(extra, dtype=np.int64)])
+        self._scratch = np.concatenate([self._scratch, np.full(extra, np.nan)])
+
+    def _transitions(self, view) -> tuple[dict[int, list], dict[int, list]]:
+        """Containers that moved to Running / Completed since the last tick, per job.
+
+        A container is keyed by (group id, allocation time). One that started and finished
+        between two ticks counts as started, then completed. Compared array-wise with the
+        last tick's containers, so a tick costs O(G) numpy, not O(G) Python.
+        """
         rg = view.running_groups()
+        gid, at, run = rg.gid, rg.alloc_time, rg.running
+        if len(gid):
+            self._grow(int(gid.max()) + 1)
+        alloc, was_running, job_of = self.seen_alloc, self.seen_running, self.seen_job
+        same = alloc[gid] == at                      # the container seen at the last tick
+        seen = same & was_running[gid]
+        new_run = np.flatnonzero(run & ~seen)
+        prev = self.seen_gids
+        scratch = self._scratch
+        scratch[gid] = at
+        gone = prev[~(scratch[prev] == alloc[prev])]
+        scratch[gid] = np.nan
         started: dict[int, list] = {}
         completed: dict[int, list] = {}
-        cur: dict[tuple[int, float], tuple[int, bool]] = {}
-        jobs = w.job[rg.task]
-        for gid, at, j, run in zip(rg.gid.tolist(), rg.alloc_time.tolist(), jobs.tolist(),
-                                   rg.running.tolist()):
-            key = (gid, at)
-            seen = self.prev.get(key, (j, False))[1]
-            if run and not seen:
-                started.setdefault(j, []).append(key)
-            cur[key] = (j, seen or run)
-        for key, (j, seen) in self.prev.items():
-            if key not in cur:
-                if not seen:          # started and finished between two ticks
+        if len(new_run):
+            jobs = self.workload.job[rg.task[new_run]]
+            for g, a, j in zip(gid[new_run].tolist(), at[new_run].tolist(), jobs.tolist()):
+                started.setdefault(j, []).append((g, a))
+        if len(gone):
+            for g, a, j, r in zip(gone.tolist(), alloc[gone].tolist(), job_of[gone].tolist(),
+                                  was_running[gone].tolist()):
+                key = (g, a)
+                if not r:                 # started and finished between two ticks
                     started.setdefault(j, []).append(key)
                 completed.setdefault(j, []).append(key)
-        self.prev = cur
+            alloc[gone] = np.nan
+        # this tick's containers (after the gone ones: an id may hold a new container)
+        alloc[gid] = at
+        was_running[gid] = seen | run
+        new = np.flatnonzero(~same)
+        if len(new):
+            job_of[gid[new]] = self.workload.job[rg.task[new]]
+        self.seen_gids = gid
+        self.starting = not run.all()
+        return started, completed
+
+    def _job_ended(self, view, j: int) -> bool:
+        w = self.workload
+        tasks = w.tasks_of(j)
+        return bool((view.ended[tasks] == w.instances[tasks]).all())
+
+    def _observe(self, view, now: float, quiet: bool = False) -> None:
+        """Algorithms 1-2: feed each job's tracker with this tick's container transitions.
+
+        ``quiet``: no container was placed, started or ended since the last tick, so there
+        are no transitions (the trackers still tick: their detectors read time windows).
+        """
+        started, completed = ({}, {}) if quiet else self._transitions(view)
         p = self.params
-        active = set(started) | set(completed) | {j for j, tr in self.trackers.items()
-                                                  if not tr.finished}
+        live = self.live
+        active = set(started) | set(completed) | live.keys()
         for j in sorted(active):
             tr = self.trackers.get(j)
             if tr is None:
-                tr = self.trackers[j] = JobTracker(t_s=p.t_s, t_e=p.t_e, pw=p.pw)
-            tasks = w.tasks_of(j)
-            done = bool((view.ended[tasks] == w.instances[tasks]).all())
-            tr.tick(now, started.get(j, ()), completed.get(j, ()), job_done=done)
+                tr = self.trackers[j] = live[j] = JobTracker(t_s=p.t_s, t_e=p.t_e, pw=p.pw)
+            # whether the job ended is read only when it holds no container
+            tr.tick(now, started.get(j, ()), completed.get(j, ()),
+                    job_done=partial(self._job_ended, view, j))
+            if j in live and tr.finished:
+                del live[j]
 
-    def _pending_demand(self, view, submitted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _pending_demand(self, view, submitted: np.ndarray,
+                        ready: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Jobs counted in P_1/P_2 and their demand r_i.
 
         ``unstarted`` (spec §3.10 item 4): submitted jobs with no container yet, demand r_i.
@@ -189,51 +297,82 @@ class DressPolicy(Policy):
         if self.params.pending_demand == "unstarted":
             return unstarted, self.demand[unstarted].astype(float)
         w = self.workload
-        outstanding = np.bincount(w.job, weights=view.pending, minlength=w.n_jobs)
+        # only tasks with pending instances add to the sums (integers: exact in any order)
+        if ready is None:
+            ready = view.pending_tasks()
+        outstanding = np.bincount(w.job[ready], weights=view.pending[ready], minlength=w.n_jobs)
         started = submitted[self.job_started[submitted] & (outstanding[submitted] > 0)]
         jobs = np.concatenate([unstarted, started])
         need = np.concatenate([self.demand[unstarted].astype(float), outstanding[started]])
         return jobs, need
 
-    def _releases(self, now: float, horizon: float) -> np.ndarray:
-        out = np.zeros(2)
-        for j, tr in self.trackers.items():
-            if tr.finished or self.category[j] < 0:
+    def _releases(self, now: float, horizons: Sequence[float]) -> list[list[float]]:
+        """Forecast releases [SD, LD] by ``now + h`` for each ``h``, in one pass (summed
+        over the trackers in creation order, as Python floats: the same sums)."""
+        out = [[0.0, 0.0] for _ in horizons]
+        category = self.category_list
+        for j, tr in self.live.items():       # a finished tracker forecasts nothing
+            c = category[j]
+            if c < 0 or not tr.where:         # nothing held: it forecasts 0
                 continue
-            out[self.category[j]] += tr.future_releases(now, horizon)
+            for o, r in zip(out, tr.future_releases_at(now, horizons)):
+                o[c] += r
         return out
+
+    def _cluster_state(self, view, now: float, n_submitted: int) -> tuple:
+        """What Algorithm 3 and the assignment read from the cluster: submitted jobs,
+        Tot_R, A_c, containers held per category, the P_1/P_2 jobs and their demands, and
+        the pending tasks in application order."""
+        if self.cached is None or self.changes.machines or not self.fast:
+            tot = float(view.capacity[view.alive, R_SLOTS].sum())
+        else:
+            tot = self.cached[1]                 # Tot_R moves only with machine changes
+        self.free_now = view.free()
+        a_c = float(self.free_now[:, R_SLOTS].sum())
+        if self.cached is not None and self.cached[0] is not None and \
+                len(self.cached[0]) == n_submitted:
+            submitted = self.cached[0]
+        else:
+            submitted = np.flatnonzero(self.job_submit <= now + 1e-9)
+            self._classify(submitted, tot, a_c)
+        cat_ok = self.category >= 0
+        # summed in job order, like np.add.at
+        occ = np.bincount(self.category[cat_ok], weights=view.job_allocated[cat_ok, R_SLOTS],
+                          minlength=2)
+        ready = view.pending_tasks()
+        pend, need = self._pending_demand(view, submitted, ready)
+        order = app_ordered(ready, self.job_submit, self.workload.job)
+        return submitted, tot, a_c, occ, pend, need, order
 
     # -- decision --------------------------------------------------------------------
     def decide(self, view) -> Sequence[Place]:
-        if "dress-tick" not in view.trigger.timers:
+        trig = view.trigger
+        self.changes.note(trig)
+        if "dress-tick" not in trig.timers:
             return ()
         now = view.now
         p = self.params
         w = self.workload
-        self._observe(view, now)
-        alive = view.alive
-        tot = float(view.capacity[alive, R_SLOTS].sum())
-        free = view.free()
-        a_c = float(free[:, R_SLOTS].sum())
-        submitted = np.flatnonzero(self.job_submit <= now + 1e-9)
-        self._classify(submitted, tot, a_c)
-        occ = np.zeros(2)
-        cat_ok = self.category >= 0
-        np.add.at(occ, self.category[cat_ok], view.job_allocated[cat_ok, R_SLOTS])
+        n_submitted = int(self.submit_sorted.searchsorted(now + 1e-9, side="right"))
+        quiet = (self.fast and not self.changes.changed and self.cached is not None
+                 and len(self.cached[0]) == n_submitted)
+        self._observe(view, now, quiet=quiet and not self.starting)
+        self.free_now = None
+        if not quiet:
+            self.cached = self._cluster_state(view, now, n_submitted)
+        self.changes.changed = self.changes.machines = False
+        submitted, tot, a_c, occ, pend, need, order = self.cached
         # release forecasts (recorded for the estimator check at the requested horizons)
-        for h in p.record_horizons:
-            rel = self._releases(now, h)
-            self.forecasts.append((now, int(a_c), float(h), float(rel.sum()),
-                                   float(rel[SD]), float(rel[LD])))
-        rel = self._releases(now, p.horizon)
+        *recorded, rel = self._releases(now, (*p.record_horizons, p.horizon))
+        for h, r in zip(p.record_horizons, recorded):
+            self.forecasts.append((now, int(a_c), float(h), r[SD] + r[LD], r[SD], r[LD]))
         # Algorithm 3 on the pending (not started) jobs of each category
         a1 = min(a_c, max(0.0, math.floor(self.delta * tot + 1e-9) - occ[SD]))
         a2 = max(0.0, a_c - a1)
-        pend, need = self._pending_demand(view, submitted)
         pend_cat = self.category[pend]
         if p.adjust and tot > 0:
             self.delta = adjust_delta(
-                self.delta, tot=tot, a1=a1, a2=a2, f1=float(rel[SD]), f2=float(rel[LD]),
+                self.delta, tot=tot, a1=a1, a2=a2, f1=rel[SD], f2=rel[LD],
                 sd_pending=need[pend_cat == SD].tolist(),
                 ld_pending=need[pend_cat == LD].tolist(),
                 bounds=(p.delta_min, p.delta_max))
@@ -241,9 +380,10 @@ class DressPolicy(Policy):
         # container assignment: FIFO by job submission inside each strict pool
         limit1 = math.floor(self.delta * tot + 1e-9)
         room = np.array([max(0.0, limit1 - occ[SD]), max(0.0, tot - limit1 - occ[LD])])
-        order = app_ordered(view.pending_tasks(), self.job_submit, w.job)
         if not len(order) or a_c <= 0:
             return ()
+        free = view.free() if self.free_now is None else self.free_now
+        rows = free.tolist() if len(free) <= _SMALL_CLUSTER else None
         actions: list[Place] = []
         left = a_c
         for t in order.tolist():
@@ -254,14 +394,46 @@ class DressPolicy(Policy):
                 if left <= 0:
                     break
                 continue
-            placed = _place_containers(t, n, w.request[t], free,
-                                       self.delay.draw(self.rng, n), "dress")
+            delays = self.delay.draw(self.rng, n)
+            if rows is None:
+                placed = _place_containers(t, n, w.request[t], free, delays, "dress")
+            else:
+                placed = _place_containers_rows(t, n, self.request_rows[t], rows, delays,
+                                                "dress")
             if placed:
                 self.job_started[j] = True
                 room[c] -= len(placed)
                 left -= len(placed)
                 actions.extend(placed)
+        if actions:
+            self.changes.changed = True       # allocations and pending work change
         return actions
+
+
+class _ChangeLog:
+    """Whether the cluster may have changed for a policy since its last tick.
+
+    Allocations, free capacity, pending work and containers change only with arrivals,
+    ended instances (completions, kills, evictions: they also requeue), machine changes,
+    freed capacity (releases, rejected placements, ended reservations) or the policy's own
+    placements; the engine reports the others in the trigger of the next decision. The
+    policy notes every trigger it receives (also the ones between its ticks) and sets
+    ``changed`` itself when it places. A container that finishes its start-up is not
+    reported: the policy tracks starting containers itself.
+    """
+
+    __slots__ = ("changed", "machines")
+
+    def __init__(self) -> None:
+        self.changed = True
+        self.machines = True           # machines joined or left (Tot_R may differ)
+
+    def note(self, trigger) -> None:
+        if (trigger.arrivals or trigger.completions or trigger.freed
+                or trigger.machines_changed or trigger.memory_pressure):
+            self.changed = True
+            if trigger.machines_changed:
+                self.machines = True
 
 
 def app_ordered(order: np.ndarray, job_submit: np.ndarray, job: np.ndarray) -> np.ndarray:
@@ -321,6 +493,14 @@ class YarnContainers(Policy):
         self.delay = StartupDelay(self.params.startup_median, self.params.startup_sigma)
         self.job_submit = np.full(workload.n_jobs, np.inf)
         np.minimum.at(self.job_submit, workload.job, workload.submit_time)
+        self.changes = _ChangeLog()
+        self.idle = False              # the inner policy's last decision returned nothing
+        # an inner policy that decides on the cluster state alone is not asked again
+        # while it has nothing to do and nothing changed (see CapacityPolicy.state_only)
+        self.skip_idle = self.fast and bool(getattr(self.inner, "state_only", False))
+
+    #: skip the inner decision on ticks where it cannot differ (False: always ask it)
+    fast: bool = True
 
     def timers(self):
         return {**self.inner.timers(), "yarn-tick": self.params.tick}
@@ -330,17 +510,30 @@ class YarnContainers(Policy):
                 "inner_params": self.inner.describe_params()}
 
     def decide(self, view):
-        if "yarn-tick" not in view.trigger.timers:
+        trig = view.trigger
+        self.changes.note(trig)
+        if "yarn-tick" not in trig.timers:
             return ()
+        if self.skip_idle and self.idle and not self.changes.changed:
+            return ()
+        self.changes.changed = False
         out = []
         if self.params.app_order:
             view = _AppOrderView(view, self.job_submit, self.workload.job)
-        for a in self.inner.decide(view) or ():
+        acts = list(self.inner.decide(view) or ())
+        # one draw for the whole decision: the same numbers as one draw per action
+        n = sum(max(a.count, 0) for a in acts if isinstance(a, Place) and not a.from_queue)
+        delays = self.delay.draw(self.delay_rng, n).tolist() if n else []
+        k = 0
+        for a in acts:
             if isinstance(a, Place) and not a.from_queue:
-                d = self.delay.draw(self.delay_rng, a.count)
+                d = delays[k:k + max(a.count, 0)]
+                k += len(d)
                 out.extend(Place(a.task, a.machine, 1, opportunistic=a.opportunistic,
                                  sticky=a.sticky, resumable=a.resumable,
-                                 startup_delay=float(x), reason=a.reason) for x in d)
+                                 startup_delay=x, reason=a.reason) for x in d)
             else:
                 out.append(a)
+        self.idle = not out
+        self.changes.changed = bool(out)
         return out
