@@ -212,6 +212,9 @@ class RosePolicy(LayeredPolicy):
         exhausted: set[int] = set()          # jobs with no candidate left this tick
         usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it
         rejected = self._rejected
+        overloaded = self.overloaded(load)   # rule A on the load view, fixed for the tick
+        qlen = st.qlen
+        never = -math.inf
         for t in tasks:
             t = int(t)
             j = int(w.job[t])
@@ -222,7 +225,7 @@ class RosePolicy(LayeredPolicy):
                 continue
             usable = usable_of.get(j)
             if usable is None:
-                usable = usable_of[j] = [m for m in cands if rejected.get((j, m), -np.inf) <= now]
+                usable = usable_of[j] = [m for m in cands if rejected.get((j, m), never) <= now]
             cap_jm = ceil_div(elig_job[j], len(cands))
             bad = self._timed_out_at.get(t, ())
             for m in list(usable):
@@ -235,11 +238,11 @@ class RosePolicy(LayeredPolicy):
                     continue
                 self.counters["spec_requests"] += 1
                 self.task_sent[t] += 1
-                why = self.nm_admit(st, m, load)
-                if why:
+                full = qlen[m] >= p.Q_max            # rule A, as nm_admit
+                if full or overloaded[m]:
                     rejected[(j, m)] = now + p.Y
                     usable.remove(m)
-                    key = "spec_rejected_queue_full" if why == "QUEUE_FULL" else "spec_rejected_overloaded"
+                    key = "spec_rejected_queue_full" if full else "spec_rejected_overloaded"
                     self.counters[key] += 1
                     self.task_excluded[t] = True
                     continue

@@ -100,9 +100,12 @@ class SparrowPolicy(LayeredPolicy):
                 self.counters["spec_requests"] += k
                 self.task_sent[t] += 1
             return
-        load = self.instant_load(st)
+        overloaded = self.overloaded(self.instant_load(st))   # rule A, fixed for the tick
+        qlen = st.qlen
         p = self.params
         w = self.workload
+        rejected = self._rejected
+        never = -np.inf
         slots = int(np.maximum(p.Q_max - st.qlen[alive], 0).sum())
         for t in tasks:
             if slots <= 0:
@@ -112,16 +115,15 @@ class SparrowPolicy(LayeredPolicy):
             bad = self._timed_out_at.get(t, ())
             n = int(min(st.pend[t], slots))
             picks = alive[self.rng.integers(0, len(alive), size=n)]   # = rng.choice(alive, n)
-            for m in picks:
-                m = int(m)
-                if m in bad or self._rejected.get((j, m), -np.inf) > st.now:
+            for m in picks.tolist():
+                if m in bad or rejected.get((j, m), never) > st.now:
                     continue
                 self.counters["spec_requests"] += 1
                 self.task_sent[t] += 1
-                why = self.nm_admit(st, m, load)
-                if why:
-                    self._rejected[(j, m)] = st.now + p.h_AM
-                    key = "spec_rejected_queue_full" if why == "QUEUE_FULL" else "spec_rejected_overloaded"
+                full = qlen[m] >= p.Q_max            # rule A, as nm_admit
+                if full or overloaded[m]:
+                    rejected[(j, m)] = st.now + p.h_AM
+                    key = "spec_rejected_queue_full" if full else "spec_rejected_overloaded"
                     self.counters[key] += 1
                     self.task_excluded[t] = True
                     continue

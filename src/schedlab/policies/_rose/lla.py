@@ -75,6 +75,24 @@ def _monotone_rows(x: np.ndarray) -> np.ndarray:
     return (diff >= 0).all(axis=1) | (diff <= 0).all(axis=1)
 
 
+def _segment_means(d: np.ndarray, k_seg: int, tukey_k: float) -> np.ndarray:
+    """(N, segments) trimmed means of the segments of each row.
+
+    The segments of equal length go through one call (rows of a (N * k, size) matrix), which
+    computes for each row exactly what the call on that segment alone computes.
+    """
+    N, n = d.shape
+    segs = _segments(n, k_seg)
+    size = segs[0][1] - segs[0][0]
+    full = n // size                                 # every segment but maybe the last is full
+    out = np.empty((N, len(segs)))
+    out[:, :full] = _trimmed_rows(d[:, :full * size].reshape(N * full, size), tukey_k).reshape(N, full)
+    if full < len(segs):
+        lo, hi = segs[-1]
+        out[:, full] = _trimmed_rows(d[:, lo:hi], tukey_k)
+    return out
+
+
 def lla_batch(d: np.ndarray, *, k_seg: int = 5, tukey_k: float = 1.5) -> np.ndarray:
     """LLA of each row of ``d`` (shape (N, n), every row one series in time order)."""
     d = np.asarray(d, dtype=float)
@@ -86,7 +104,6 @@ def lla_batch(d: np.ndarray, *, k_seg: int = 5, tukey_k: float = 1.5) -> np.ndar
     mono = _monotone_rows(d)
     if n <= k_seg:
         return np.where(mono, last, _trimmed_rows(d, tukey_k))
-    reduced = np.stack([_trimmed_rows(d[:, lo:hi], tukey_k) for lo, hi in _segments(n, k_seg)],
-                       axis=1)
+    reduced = _segment_means(d, k_seg, tukey_k)
     red = np.where(_monotone_rows(reduced), reduced[:, -1], _trimmed_rows(reduced, tukey_k))
     return np.where(mono, last, red)
