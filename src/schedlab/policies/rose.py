@@ -187,19 +187,9 @@ class RosePolicy(LayeredPolicy):
             return
         jobs = w.job[tasks]
         elig_job = np.bincount(jobs, weights=st.pend[tasks], minlength=w.n_jobs)
-        # outstanding speculative work per (job, machine)
-        out: dict[tuple[int, int], int] = {}
-        for m, lst in st.qm.items():
-            for t, c, _ in lst:
-                key = (int(w.job[t]), m)
-                out[key] = out.get(key, 0) + c
-        for m, lst in st.spec_on.items():
-            for g in lst:
-                key = (int(w.job[g[1]]), m)
-                out[key] = out.get(key, 0) + g[2]
-        spec_out = getattr(st, "_spec_out", None)     # set by eligible_tasks just above
-        if spec_out is None:
-            spec_out = self.spec_outstanding_by_job(st)
+        # outstanding speculative work per (job, machine) and per job, as eligible_tasks
+        # found it just above (nothing changed since)
+        out, spec_out = st._outstanding if st._outstanding is not None else self.spec_outstanding(st)
         budget = self._job_rspec * self._job_inst - spec_out - self._upgraded
         self._walk(st, tasks, cands, elig_job, out, budget, self.lla)
 

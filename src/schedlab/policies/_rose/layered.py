@@ -122,7 +122,7 @@ class TickState:
     _load: Any = None          # cached R5 loads (record_placement); reset when used changes
     _view_min: Any = None      # (decider's view, its admissible minimum CPU level)
     _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
-    _spec_out: Any = None      # speculative instances per job (eligible_tasks)
+    _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
 
     def running_groups(self, view: Any) -> Any:
         """``view.running_groups()``, read once per tick."""
@@ -137,8 +137,10 @@ class TickState:
             idx: dict[int, list[int]] = {}
             for m, lst in self.qm.items():
                 for e in lst:
-                    ms = idx.setdefault(e[0], [])
-                    if m not in ms:
+                    ms = idx.get(e[0])
+                    if ms is None:
+                        idx[e[0]] = [m]
+                    elif ms[-1] != m:        # the entries of one machine come together
                         ms.append(m)
             self._qbt = idx
         return self._qbt
@@ -190,6 +192,7 @@ class LayeredPolicy(Policy):
         self._job_submit = np.full(J, np.inf)
         np.minimum.at(self._job_submit, w.job, w.submit_time)
         self._task_key = w.submit_time  # FIFO by job submission (tasks of a job share it)
+        self._job_list = w.job.tolist()
         self._request_rows = np.asarray(w.request, dtype=float).tolist()
         with np.errstate(invalid="ignore", divide="ignore"):
             self._task_ratio = np.where(w.request > 0, w.usage / np.where(w.request > 0, w.request, 1), 1.0)
@@ -226,6 +229,7 @@ class LayeredPolicy(Policy):
         fail = (attrs["spec_fail_prob"].to_numpy(dtype=float)
                 if attrs is not None and "spec_fail_prob" in attrs.columns else np.zeros(M))
         self._fail_prob = fail
+        self._faulty = bool(fail.any())
         self._fail_rng = np.random.default_rng(np.random.SeedSequence([int(rng.integers(2**32)), 17]))
         self._fail_seen: set[int] = set()
         self._fail_at: dict[int, float] = {}       # gid -> time its speculative task fails
@@ -341,7 +345,7 @@ class LayeredPolicy(Policy):
                 st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
                 np.add.at(st.spec_req, ms, self.workload.request[ts] * cs[:, None])
                 spec_on = st.spec_on
-                faulty = self._fail_prob.any()
+                faulty = self._faulty
                 for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
                                           rg.start_time[sel].tolist()):
                     if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
@@ -398,9 +402,10 @@ class LayeredPolicy(Policy):
             running = [g[1] for lst in st.spec_on.values() for g in lst]
             if running:
                 spec_tasks = np.asarray(running, dtype=np.int64)
-        tasks = np.flatnonzero(demand > 0)          # sorted and unique, as union1d returns
+        has = demand > 0
         if spec_tasks is not None:
-            tasks = np.union1d(tasks, spec_tasks)
+            has[spec_tasks] = True
+        tasks = np.flatnonzero(has)                 # sorted and unique, as union1d returns
         if not len(tasks):
             return
         order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
@@ -582,12 +587,13 @@ class LayeredPolicy(Policy):
         cap = st.cap
         kill = np.asarray(p.theta_kill)
         launch = np.asarray(p.theta_launch)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            u = np.where(np.isfinite(cap[:, :_NL]) & (cap[:, :_NL] > 0), st.used[:, :_NL] / cap[:, :_NL], 0.0)
+        u = _load_levels(st.used, cap)
         over = u > kill[None, :]
         self._over_time = np.where(over, self._over_time + p.tick, 0.0)
         comp_idx = [r for r in range(_NL) if r != R_MEM]
         act = (u[:, R_MEM] > kill[R_MEM]) | (self._over_time[:, comp_idx] >= p.T_throttle - _EPS).any(axis=1)
+        if not st.spec_on or not act.any():
+            return
         for m in list(st.spec_on):
             if not act[m]:
                 continue
@@ -721,28 +727,38 @@ class LayeredPolicy(Policy):
         if not len(cand):
             return cand
         # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
-        spec_out = st._spec_out = self.spec_outstanding_by_job(st)
+        st._outstanding = self.spec_outstanding(st)
+        spec_out = st._outstanding[1]
         j = w.job[cand]
         ok = spec_out[j] + self._upgraded[j] < self._job_rspec[j] * self._job_inst[j] - _EPS
         cand = cand[ok]
         return cand[np.lexsort((cand, np.asarray(view.ready_time)[cand], self._task_key[cand]))]
 
     def spec_outstanding_by_job(self, st: TickState) -> np.ndarray:
-        w = self.workload
-        ts: list[int] = []
-        cs: list[int] = []
-        for lst in st.qm.values():
+        """Speculative instances (queued or running) per job."""
+        return self.spec_outstanding(st)[1]
+
+    def spec_outstanding(self, st: TickState) -> tuple[dict[tuple[int, int], int], np.ndarray]:
+        """Speculative instances queued or running, per (job, machine) and per job (whole
+        numbers, so the per-job sums are exact in any order)."""
+        job = self._job_list
+        out: dict[tuple[int, int], int] = {}
+        get = out.get
+        for m, lst in st.qm.items():
             for e in lst:
-                ts.append(e[0])
-                cs.append(e[1])
-        for lst in st.spec_on.values():
+                key = (job[e[0]], m)
+                out[key] = get(key, 0) + e[1]
+        for m, lst in st.spec_on.items():
             for g in lst:
-                ts.append(g[1])
-                cs.append(g[2])
-        if not ts:
-            return np.zeros(w.n_jobs)
-        return np.bincount(w.job[np.asarray(ts, dtype=np.int64)], weights=np.asarray(cs, dtype=float),
-                           minlength=w.n_jobs)
+                key = (job[g[1]], m)
+                out[key] = get(key, 0) + g[2]
+        by_job = np.zeros(self.workload.n_jobs)
+        if out:
+            per: dict[int, int] = {}
+            for (j, _m), c in out.items():
+                per[j] = per.get(j, 0) + c
+            by_job[list(per)] = list(per.values())
+        return out, by_job
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
@@ -795,15 +811,14 @@ class LayeredPolicy(Policy):
                 cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None)
             v_lo = vm if cached[1] is None else cached[1]
             vgap = vm - min(v_lo, vm)
-        for _ in range(count):
-            self.placement_gap.append(lm - lo)
-            self.placement_ge2.append(bool(lm > lo + _EPS and lm >= 2.0 * lo))
-            self.placement_gap_admissible.append(lm - min(lo_adm, lm))
-            self.placement_overloaded.append(bool(over[m]))
-            self.placement_queue.append(int(st.qlen[m]))
-            if view is not None:
-                self.placement_view_gap.append(vgap)
-                self.placement_stale_error.append(lm - vm)
+        self.placement_gap.extend([lm - lo] * count)
+        self.placement_ge2.extend([bool(lm > lo + _EPS and lm >= 2.0 * lo)] * count)
+        self.placement_gap_admissible.extend([lm - min(lo_adm, lm)] * count)
+        self.placement_overloaded.extend([bool(over[m])] * count)
+        self.placement_queue.extend([int(st.qlen[m])] * count)
+        if view is not None:
+            self.placement_view_gap.extend([vgap] * count)
+            self.placement_stale_error.extend([lm - vm] * count)
 
     def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
         self.record_placement(st, m, c)
@@ -815,9 +830,14 @@ class LayeredPolicy(Policy):
         self.counters["spec_enqueued"] += c
 
     def instant_load(self, st: TickState) -> np.ndarray:
-        cap = st.cap[:, :_NL]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(np.isfinite(cap) & (cap > 0), st.used[:, :_NL] / cap, 0.0)
+        return _load_levels(st.used, st.cap)
+
+
+def _load_levels(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """used / capacity of the load metrics, 0 where the capacity is not finite and positive
+    (divides only there: the same quotients, no warnings to silence)."""
+    cap = cap[:, :_NL]
+    return np.divide(used[:, :_NL], cap, out=np.zeros(cap.shape), where=np.isfinite(cap) & (cap > 0))
 
 
 def ceil_div(a: float, b: float) -> int:
