@@ -314,3 +314,27 @@ def test_job_ratio_matches_per_metric_bincounts():
         assert np.array_equal(a, b)
         seen_change |= bool((a != 1.0).any())
     assert seen_change
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10**6), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=30),
+       n_alive=st.integers(1, 300), spare=st.integers(0, 40), warm=st.integers(0, 3))
+def test_one_draw_for_all_picks_is_the_per_task_stream(seed, sizes, n_alive, spare, warm):
+    """Sparrow's random placement draws every task's picks in one call, then puts the
+    generator back where the per-task calls would leave it (SparrowPolicy.dispatch)."""
+    per_task = np.random.default_rng(seed)
+    one = np.random.default_rng(seed)
+    per_task.random(warm)
+    one.random(warm)
+    expected = [per_task.integers(0, n_alive, size=k).tolist() for k in sizes]
+    saved = one.bit_generator.state
+    pool = one.integers(0, n_alive, size=sum(sizes) + spare).tolist()
+    got, at = [], 0
+    for k in sizes:
+        got.append(pool[at:at + k])
+        at += k
+    one.bit_generator.state = saved
+    one.integers(0, n_alive, size=at)
+    assert got == expected
+    assert one.bit_generator.state == per_task.bit_generator.state
+    assert one.integers(0, 1000, size=5).tolist() == per_task.integers(0, 1000, size=5).tolist()

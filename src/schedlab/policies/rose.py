@@ -109,6 +109,7 @@ class RosePolicy(LayeredPolicy):
         self._tailed: set[tuple[int, float]] = set()
         self._rejected: dict[tuple[int, int], float] = {}
         self._job_of = workload.job
+        self._ended_seen: np.ndarray | None = None
 
     # ------------------------------------------------------------------ monitor + CA
     def observe(self, view, st: TickState) -> None:
@@ -126,7 +127,7 @@ class RosePolicy(LayeredPolicy):
     def _watch_tasks(self, view, st: TickState) -> None:
         """TBAMR inputs: tailed tasks, and jobs that just terminated."""
         w = self.workload
-        rg = view.running_groups()
+        rg = st.running_groups(view)
         if len(rg):
             run = rg.running
             elapsed = st.now - rg.start_time
@@ -139,7 +140,11 @@ class RosePolicy(LayeredPolicy):
                 pen = self._job_pen.setdefault(int(w.job[rg.task[i]]), {})
                 m = int(rg.machine[i])
                 pen[m] = pen.get(m, 0) + int(rg.count[i])
-        left = np.bincount(w.job, weights=(np.asarray(view.ended) < w.instances), minlength=w.n_jobs)
+        ended = np.asarray(view.ended)
+        if self._ended_seen is not None and np.array_equal(ended, self._ended_seen):
+            return                        # no instance ended: no job can have terminated
+        self._ended_seen = ended.copy()
+        left = np.bincount(w.job, weights=(ended < w.instances), minlength=w.n_jobs)
         new = np.flatnonzero((left == 0) & ~self._done_jobs)
         for j in new:
             self._done_jobs[j] = True

@@ -107,15 +107,26 @@ class SparrowPolicy(LayeredPolicy):
         rejected = self._rejected
         never = -np.inf
         slots = int(np.maximum(p.Q_max - st.qlen[alive], 0).sum())
-        for t in tasks:
+        if slots <= 0:
+            return                        # every NM queue is full: the AMs retry next heartbeat
+        # Each task draws min(pending, slots) uniform picks (= rng.choice(alive, n)). They are
+        # drawn here in one call: the generator keeps no per-call state, so one call gives
+        # the same stream as the calls one per task; afterwards the generator is put back
+        # where exactly those per-task calls leave it.
+        rng = self.rng
+        bound = int(np.minimum(st.pend[tasks], slots).sum())    # slots only shrink below
+        saved = rng.bit_generator.state
+        pool = alive[rng.integers(0, len(alive), size=bound)].tolist()
+        drawn = 0
+        for t in tasks.tolist():
             if slots <= 0:
                 break                     # every NM queue is full: the AMs retry next heartbeat
-            t = int(t)
             j = int(w.job[t])
             bad = self._timed_out_at.get(t, ())
             n = int(min(st.pend[t], slots))
-            picks = alive[self.rng.integers(0, len(alive), size=n)]   # = rng.choice(alive, n)
-            for m in picks.tolist():
+            picks = pool[drawn:drawn + n]
+            drawn += n
+            for m in picks:
                 if m in bad or rejected.get((j, m), never) > st.now:
                     continue
                 self.counters["spec_requests"] += 1
@@ -129,3 +140,7 @@ class SparrowPolicy(LayeredPolicy):
                     continue
                 self.enqueue(st, t, m, 1, reason="random speculative placement")
                 slots -= 1
+        if drawn < bound:
+            rng.bit_generator.state = saved
+            if drawn:
+                rng.integers(0, len(alive), size=drawn)

@@ -109,7 +109,7 @@ class TickState:
         self.pend = np.array(view.pending, dtype=np.int64)
         self.qlen = np.array(view.queue_length, dtype=np.int64)
         self.alive = np.asarray(view.alive, dtype=bool)
-        self.ratio = policy._job_ratio(view)
+        self._ratio_source = (policy, view)          # ratio: read on first use
         # queue mirror: machine -> list of [task, count, enqueue_time]
         self.qm: dict[int, list[list[Any]]] = {}
         self.spec_on: dict[int, list[list[Any]]] = {}   # m -> [gid, task, count, start]
@@ -123,6 +123,21 @@ class TickState:
     _view_min: Any = None      # (decider's view, its admissible minimum CPU level)
     _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
     _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
+
+    _ratio: Any = None
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """(J, R) per job observed usage / request (policy._job_ratio), computed on first use
+        (the RM-only baseline never needs it)."""
+        if self._ratio is None:
+            policy, view = self._ratio_source
+            self._ratio = policy._job_ratio(view)
+        return self._ratio
+
+    @ratio.setter
+    def ratio(self, value: np.ndarray) -> None:
+        self._ratio = value
 
     def running_groups(self, view: Any) -> Any:
         """``view.running_groups()``, read once per tick."""
@@ -246,6 +261,7 @@ class LayeredPolicy(Policy):
             self._lim_rho_rows = self._lim_rho.tolist()
             self._req_rows = np.asarray(w.request[:, :_NL], dtype=float).tolist()
             self._job_spec_on, self._job_rspec = self._job_switches()
+            self._spec_budget_eps = self._job_rspec * self._job_inst - _EPS
 
     def _job_switches(self) -> tuple[np.ndarray, np.ndarray]:
         p = self.params
@@ -343,7 +359,12 @@ class LayeredPolicy(Policy):
             if len(sel):
                 ms, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
                 st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
-                np.add.at(st.spec_req, ms, self.workload.request[ts] * cs[:, None])
+                # np.add.at(spec_req, ms, request * count) as one bincount: bin R m + r adds
+                # its groups in the same order, from the same 0.0
+                R = st.spec_req.shape[1]
+                add = self.workload.request[ts] * cs[:, None]
+                st.spec_req = np.bincount((ms[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
+                                          minlength=M * R).reshape(M, R)
                 spec_on = st.spec_on
                 faulty = self._faulty
                 for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
@@ -398,7 +419,8 @@ class LayeredPolicy(Policy):
             qt = [e[0] for lst in st.qm.values() for e in lst]
             if qt:
                 qc = [e[1] for lst in st.qm.values() for e in lst]
-                np.add.at(demand, np.asarray(qt, dtype=np.int64), np.asarray(qc, dtype=np.int64))
+                # whole counts: the float bincount is exact
+                demand += np.bincount(qt, weights=qc, minlength=len(demand)).astype(np.int64)
             running = [g[1] for lst in st.spec_on.values() for g in lst]
             if running:
                 spec_tasks = np.asarray(running, dtype=np.int64)
@@ -730,7 +752,7 @@ class LayeredPolicy(Policy):
         st._outstanding = self.spec_outstanding(st)
         spec_out = st._outstanding[1]
         j = w.job[cand]
-        ok = spec_out[j] + self._upgraded[j] < self._job_rspec[j] * self._job_inst[j] - _EPS
+        ok = spec_out[j] + self._upgraded[j] < self._spec_budget_eps[j]
         cand = cand[ok]
         return cand[np.lexsort((cand, np.asarray(view.ready_time)[cand], self._task_key[cand]))]
 
