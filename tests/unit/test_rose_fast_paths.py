@@ -338,3 +338,24 @@ def test_one_draw_for_all_picks_is_the_per_task_stream(seed, sizes, n_alive, spa
     assert got == expected
     assert one.bit_generator.state == per_task.bit_generator.state
     assert one.integers(0, 1000, size=5).tolist() == per_task.integers(0, 1000, size=5).tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10**6), start=st.integers(0, 30))
+def test_first_fit_scan_matches_the_vectorised_test(seed, start):
+    df, cl = w_rose_1(seed % 5, scale=0.1, arrival_span=100.0)
+    wl = Workload.from_frame(df)
+    policy = make_policy("yarn-centralized", {})
+    policy.reset(cl, wl, np.random.default_rng(0))
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(wl.n_tasks)[:rng.integers(1, 40)]
+    req_o = wl.request[order]
+    live = rng.random(len(order)) < 0.7
+    # free space around the requests, some exactly at a request (+ EPS decides)
+    f = req_o[rng.integers(len(order))].copy() * rng.uniform(0.5, 3.0)
+    if rng.random() < 0.3:
+        f = req_o[rng.integers(len(order))].copy()
+    start = min(start, len(order))
+    ok = np.flatnonzero(live[start:] & (req_o[start:] <= f + EPS).all(axis=1))
+    expected = start + int(ok[0]) if len(ok) else -1
+    assert policy._first_fit(order.tolist(), req_o, live, f, start) == expected

@@ -435,6 +435,7 @@ class LayeredPolicy(Policy):
         dem_o = demand[order].astype(np.int64)
         below = req_o.min(axis=0) - _EPS     # a node with less than this of some resource fits nothing
         req_rows = self._request_rows
+        order_l = order.tolist()
         pos_of = None
         for n in beats.tolist():
             f = st.free[n]                   # a row view: the grants below update st.free
@@ -444,7 +445,7 @@ class LayeredPolicy(Policy):
             extra = None
             if self.upgrades and st.spec_on.get(n):
                 if pos_of is None:
-                    pos_of = {t: i for i, t in enumerate(order.tolist())}
+                    pos_of = {t: i for i, t in enumerate(order_l)}
                 extra = np.zeros(len(order), dtype=np.int64)
                 for g in st.spec_on[n]:
                     extra[pos_of[g[1]]] += g[2]
@@ -455,11 +456,10 @@ class LayeredPolicy(Policy):
             # this node, so a task that did not fit earlier never fits later: scan on from i
             i = 0
             while True:
-                ok = np.flatnonzero(live[i:] & (req_o[i:] <= f + _EPS).all(axis=1))
-                if not len(ok):
+                i = self._first_fit(order_l, req_o, live, f, i)
+                if i < 0:
                     break
-                i += int(ok[0])
-                t = int(order[i])
+                t = order_l[i]
                 req = req_o[i]
                 xi = 0 if extra is None else int(extra[i])
                 want = int(dem_o[i]) + xi
@@ -483,6 +483,25 @@ class LayeredPolicy(Policy):
                     live[i] = False
                 if (f < below).any():
                     break
+
+    _SCAN_AHEAD = 6     # candidates tested one by one before the vectorised test
+
+    def _first_fit(self, order: list[int], req_o: np.ndarray, live: np.ndarray, f: np.ndarray,
+                   start: int) -> int:
+        """First position ``i >= start`` whose task is live and whose request fits ``f``
+        (every resource: request <= free + EPS), or -1. The first few positions are tested
+        in Python floats (the same comparisons), the rest with one numpy pass."""
+        n = len(order)
+        stop = min(n, start + self._SCAN_AHEAD)
+        fe = [x + _EPS for x in f.tolist()]
+        rows = self._request_rows
+        for i in range(start, stop):
+            if live[i] and all(r <= x for r, x in zip(rows[order[i]], fe)):
+                return i
+        if stop >= n:
+            return -1
+        ok = np.flatnonzero(live[stop:] & (req_o[stop:] <= f + _EPS).all(axis=1))
+        return stop + int(ok[0]) if len(ok) else -1
 
     def on_heartbeats(self, view, st: TickState, beats: np.ndarray) -> None:
         """Hook: NMs in ``beats`` report to the RM on this tick."""
