@@ -58,11 +58,29 @@ def lla(d: np.ndarray, *, k_seg: int = 5, tukey_k: float = 1.5) -> float:
     return outlier_trimmed_mean(reduced, tukey_k=tukey_k)
 
 
+def _quartiles(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise ``np.percentile(x, [25, 75], axis=1)`` (linear method) from one sort, with
+    numpy's own arithmetic: virtual index (n - 1) q, and its lerp, which for a weight
+    t >= 0.5 computes b - (b - a)(1 - t) instead of a + (b - a) t."""
+    n = x.shape[1]
+    xs = np.sort(x, axis=1)
+    out = []
+    for q in (0.25, 0.75):
+        v = (n - 1) * q
+        lo = math.floor(v)
+        t = v - lo
+        a = xs[:, lo]
+        b = xs[:, min(lo + 1, n - 1)]
+        d = b - a
+        out.append(b - d * (1 - t) if t >= 0.5 else a + d * t)
+    return out[0], out[1]
+
+
 def _trimmed_rows(x: np.ndarray, tukey_k: float) -> np.ndarray:
     """Row-wise outlier-trimmed mean of a (N, n) matrix."""
     if x.shape[1] < 4:
         return x.mean(axis=1)
-    q1, q3 = np.percentile(x, [25.0, 75.0], axis=1)
+    q1, q3 = _quartiles(x)
     iqr = q3 - q1
     keep = (x >= (q1 - tukey_k * iqr)[:, None]) & (x <= (q3 + tukey_k * iqr)[:, None])
     return (x * keep).sum(axis=1) / keep.sum(axis=1)
