@@ -184,7 +184,7 @@ class RosePolicy(LayeredPolicy):
     def dispatch(self, view, st: TickState) -> None:
         p = self.params
         w = self.workload
-        cands = [int(m) for m in self.candidates]
+        cands = self.candidates.tolist()
         if not cands:
             return
         tasks = self.eligible_tasks(view, st)
@@ -210,18 +210,22 @@ class RosePolicy(LayeredPolicy):
         overloaded = self.overloaded(load)   # rule A on the load view, fixed for the tick
         qlen = st.qlen
         never = -math.inf
-        for t in tasks:
-            t = int(t)
-            j = int(w.job[t])
+        job = self._job_list
+        pend = st.pend
+        budget_of = budget.tolist()          # Python floats: the same IEEE arithmetic
+        elig_of = elig_job.tolist()
+        reason = f"rose speculative (list v{self.version})"
+        for t in tasks.tolist():
+            j = job[t]
             if j in exhausted:
                 continue
-            n_left = int(min(st.pend[t], max(0, math.floor(budget[j] + 1e-9))))
+            n_left = min(int(pend[t]), max(0, math.floor(budget_of[j] + 1e-9)))
             if n_left <= 0:
                 continue
             usable = usable_of.get(j)
             if usable is None:
                 usable = usable_of[j] = [m for m in cands if rejected.get((j, m), never) <= now]
-            cap_jm = ceil_div(elig_job[j], len(cands))
+            cap_jm = ceil_div(elig_of[j], len(cands))
             bad = self._timed_out_at.get(t, ())
             for m in list(usable):
                 if n_left <= 0:
@@ -241,10 +245,10 @@ class RosePolicy(LayeredPolicy):
                     self.counters[key] += 1
                     self.task_excluded[t] = True
                     continue
-                c = min(n_left, room, p.Q_max - int(st.qlen[m]))
-                self.enqueue(st, t, m, c, reason=f"rose speculative (list v{self.version})")
+                c = min(n_left, room, p.Q_max - int(qlen[m]))
+                self.enqueue(st, t, m, c, reason=reason)
                 out[(j, m)] = out.get((j, m), 0) + c
-                budget[j] -= c
+                budget_of[j] -= c
                 n_left -= c
             if not usable:
                 exhausted.add(j)
