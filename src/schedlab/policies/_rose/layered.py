@@ -238,6 +238,7 @@ class LayeredPolicy(Policy):
         self._job_waits: dict[int, list[float]] = {}
         self._job_pen: dict[int, dict[int, int]] = {}
         self._ratio_key = -1.0
+        self._ratio_done: np.ndarray | None = None   # view.completed at the last computation
         self._ratio_val = np.ones((J, w.request.shape[1]))
         self.backlog_ticks: list[tuple[float, bool]] = []
         attrs = getattr(cluster, "attrs", None)
@@ -326,8 +327,32 @@ class LayeredPolicy(Policy):
         key = int(view.completed.sum())
         if key == self._ratio_key:
             return self._ratio_val          # no instance finished since the last tick
-        done = np.asarray(view.completed, dtype=float)
+        completed = np.asarray(view.completed)
         J = w.n_jobs
+        prev = self._ratio_done
+        if prev is not None and prev.shape == completed.shape:
+            # only the jobs with a newly finished instance change: their sums again, over
+            # their own tasks in task order (what the full bincounts add for them)
+            jobs = np.unique(w.job[np.flatnonzero(completed != prev)])
+            self._ratio_done = completed.copy()
+            self._ratio_key = key
+            if not len(jobs):
+                return self._ratio_val
+            flag = np.zeros(J, dtype=bool)
+            flag[jobs] = True
+            sel = np.flatnonzero(flag[w.job])
+            done = completed[sel].astype(float)
+            den = np.bincount(w.job[sel], weights=done, minlength=J)[jobs]
+            num = np.bincount(self._job_metric_bin.reshape(-1, _NL)[sel].ravel(),
+                              weights=(done[:, None] * self._task_ratio[sel, :_NL]).ravel(),
+                              minlength=J * _NL).reshape(J, _NL)[jobs]
+            d = den[:, None]
+            out = self._ratio_val.copy()
+            out[jobs, :_NL] = np.where(d > 0, num / np.maximum(d, 1e-300), 1.0)
+            self._ratio_val = out
+            return out
+        self._ratio_done = completed.copy()
+        done = completed.astype(float)
         den = np.bincount(w.job, weights=done, minlength=J)
         out = np.ones((J, w.request.shape[1]))
         if den.any():
