@@ -333,13 +333,13 @@ class LayeredPolicy(Policy):
         if prev is not None and prev.shape == completed.shape:
             # only the jobs with a newly finished instance change: their sums again, over
             # their own tasks in task order (what the full bincounts add for them)
-            jobs = np.unique(w.job[np.flatnonzero(completed != prev)])
+            flag = np.zeros(J, dtype=bool)
+            flag[w.job[completed != prev]] = True
+            jobs = np.flatnonzero(flag)              # sorted, unique
             self._ratio_done = completed.copy()
             self._ratio_key = key
             if not len(jobs):
                 return self._ratio_val
-            flag = np.zeros(J, dtype=bool)
-            flag[jobs] = True
             sel = np.flatnonzero(flag[w.job])
             done = completed[sel].astype(float)
             den = np.bincount(w.job[sel], weights=done, minlength=J)[jobs]
