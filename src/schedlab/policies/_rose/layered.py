@@ -756,9 +756,10 @@ class LayeredPolicy(Policy):
         w = self.workload
         p = self.params
         fixed = not p.adaptive_timeout
+        now, T_to = st.now, p.T_to
         for m in list(st.qm):
             lst = st.qm[m]
-            if fixed and st.now - min(e[2] for e in lst) <= p.T_to:
+            if fixed and now - min([e[2] for e in lst]) <= T_to:
                 continue
             for e in list(lst):
                 t, c, tq = e
