@@ -109,6 +109,7 @@ class RosePolicy(LayeredPolicy):
         self._tailed: set[tuple[int, float]] = set()
         self._rejected: dict[tuple[int, int], float] = {}
         self._job_of = workload.job
+        self._ended_seen: np.ndarray | None = None
 
     # ------------------------------------------------------------------ monitor + CA
     def observe(self, view, st: TickState) -> None:
@@ -126,7 +127,7 @@ class RosePolicy(LayeredPolicy):
     def _watch_tasks(self, view, st: TickState) -> None:
         """TBAMR inputs: tailed tasks, and jobs that just terminated."""
         w = self.workload
-        rg = view.running_groups()
+        rg = st.running_groups(view)
         if len(rg):
             run = rg.running
             elapsed = st.now - rg.start_time
@@ -139,7 +140,11 @@ class RosePolicy(LayeredPolicy):
                 pen = self._job_pen.setdefault(int(w.job[rg.task[i]]), {})
                 m = int(rg.machine[i])
                 pen[m] = pen.get(m, 0) + int(rg.count[i])
-        left = np.bincount(w.job, weights=(np.asarray(view.ended) < w.instances), minlength=w.n_jobs)
+        ended = np.asarray(view.ended)
+        if self._ended_seen is not None and np.array_equal(ended, self._ended_seen):
+            return                        # no instance ended: no job can have terminated
+        self._ended_seen = ended.copy()
+        left = np.bincount(w.job, weights=(ended < w.instances), minlength=w.n_jobs)
         new = np.flatnonzero((left == 0) & ~self._done_jobs)
         for j in new:
             self._done_jobs[j] = True
@@ -179,7 +184,7 @@ class RosePolicy(LayeredPolicy):
     def dispatch(self, view, st: TickState) -> None:
         p = self.params
         w = self.workload
-        cands = [int(m) for m in self.candidates]
+        cands = self.candidates.tolist()
         if not cands:
             return
         tasks = self.eligible_tasks(view, st)
@@ -187,19 +192,9 @@ class RosePolicy(LayeredPolicy):
             return
         jobs = w.job[tasks]
         elig_job = np.bincount(jobs, weights=st.pend[tasks], minlength=w.n_jobs)
-        # outstanding speculative work per (job, machine)
-        out: dict[tuple[int, int], int] = {}
-        for m, lst in st.qm.items():
-            for t, c, _ in lst:
-                key = (int(w.job[t]), m)
-                out[key] = out.get(key, 0) + c
-        for m, lst in st.spec_on.items():
-            for g in lst:
-                key = (int(w.job[g[1]]), m)
-                out[key] = out.get(key, 0) + g[2]
-        spec_out = getattr(st, "_spec_out", None)     # set by eligible_tasks just above
-        if spec_out is None:
-            spec_out = self.spec_outstanding_by_job(st)
+        # outstanding speculative work per (job, machine) and per job, as eligible_tasks
+        # found it just above (nothing changed since)
+        out, spec_out = st._outstanding if st._outstanding is not None else self.spec_outstanding(st)
         budget = self._job_rspec * self._job_inst - spec_out - self._upgraded
         self._walk(st, tasks, cands, elig_job, out, budget, self.lla)
 
@@ -212,18 +207,25 @@ class RosePolicy(LayeredPolicy):
         exhausted: set[int] = set()          # jobs with no candidate left this tick
         usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it
         rejected = self._rejected
-        for t in tasks:
-            t = int(t)
-            j = int(w.job[t])
+        overloaded = self.overloaded(load)   # rule A on the load view, fixed for the tick
+        qlen = st.qlen
+        never = -math.inf
+        job = self._job_list
+        pend = st.pend
+        budget_of = budget.tolist()          # Python floats: the same IEEE arithmetic
+        elig_of = elig_job.tolist()
+        reason = f"rose speculative (list v{self.version})"
+        for t in tasks.tolist():
+            j = job[t]
             if j in exhausted:
                 continue
-            n_left = int(min(st.pend[t], max(0, math.floor(budget[j] + 1e-9))))
+            n_left = min(int(pend[t]), max(0, math.floor(budget_of[j] + 1e-9)))
             if n_left <= 0:
                 continue
             usable = usable_of.get(j)
             if usable is None:
-                usable = usable_of[j] = [m for m in cands if rejected.get((j, m), -np.inf) <= now]
-            cap_jm = ceil_div(elig_job[j], len(cands))
+                usable = usable_of[j] = [m for m in cands if rejected.get((j, m), never) <= now]
+            cap_jm = ceil_div(elig_of[j], len(cands))
             bad = self._timed_out_at.get(t, ())
             for m in list(usable):
                 if n_left <= 0:
@@ -235,18 +237,18 @@ class RosePolicy(LayeredPolicy):
                     continue
                 self.counters["spec_requests"] += 1
                 self.task_sent[t] += 1
-                why = self.nm_admit(st, m, load)
-                if why:
+                full = qlen[m] >= p.Q_max            # rule A, as nm_admit
+                if full or overloaded[m]:
                     rejected[(j, m)] = now + p.Y
                     usable.remove(m)
-                    key = "spec_rejected_queue_full" if why == "QUEUE_FULL" else "spec_rejected_overloaded"
+                    key = "spec_rejected_queue_full" if full else "spec_rejected_overloaded"
                     self.counters[key] += 1
                     self.task_excluded[t] = True
                     continue
-                c = min(n_left, room, p.Q_max - int(st.qlen[m]))
-                self.enqueue(st, t, m, c, reason=f"rose speculative (list v{self.version})")
+                c = min(n_left, room, p.Q_max - int(qlen[m]))
+                self.enqueue(st, t, m, c, reason=reason)
                 out[(j, m)] = out.get((j, m), 0) + c
-                budget[j] -= c
+                budget_of[j] -= c
                 n_left -= c
             if not usable:
                 exhausted.add(j)

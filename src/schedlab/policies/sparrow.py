@@ -100,30 +100,47 @@ class SparrowPolicy(LayeredPolicy):
                 self.counters["spec_requests"] += k
                 self.task_sent[t] += 1
             return
-        load = self.instant_load(st)
+        overloaded = self.overloaded(self.instant_load(st))   # rule A, fixed for the tick
+        qlen = st.qlen
         p = self.params
         w = self.workload
+        rejected = self._rejected
+        never = -np.inf
         slots = int(np.maximum(p.Q_max - st.qlen[alive], 0).sum())
-        for t in tasks:
+        if slots <= 0:
+            return                        # every NM queue is full: the AMs retry next heartbeat
+        # Each task draws min(pending, slots) uniform picks (= rng.choice(alive, n)). They are
+        # drawn here in one call: the generator keeps no per-call state, so one call gives
+        # the same stream as the calls one per task; afterwards the generator is put back
+        # where exactly those per-task calls leave it.
+        rng = self.rng
+        bound = int(np.minimum(st.pend[tasks], slots).sum())    # slots only shrink below
+        saved = rng.bit_generator.state
+        pool = alive[rng.integers(0, len(alive), size=bound)].tolist()
+        drawn = 0
+        for t in tasks.tolist():
             if slots <= 0:
                 break                     # every NM queue is full: the AMs retry next heartbeat
-            t = int(t)
             j = int(w.job[t])
             bad = self._timed_out_at.get(t, ())
             n = int(min(st.pend[t], slots))
-            picks = alive[self.rng.integers(0, len(alive), size=n)]   # = rng.choice(alive, n)
+            picks = pool[drawn:drawn + n]
+            drawn += n
             for m in picks:
-                m = int(m)
-                if m in bad or self._rejected.get((j, m), -np.inf) > st.now:
+                if m in bad or rejected.get((j, m), never) > st.now:
                     continue
                 self.counters["spec_requests"] += 1
                 self.task_sent[t] += 1
-                why = self.nm_admit(st, m, load)
-                if why:
-                    self._rejected[(j, m)] = st.now + p.h_AM
-                    key = "spec_rejected_queue_full" if why == "QUEUE_FULL" else "spec_rejected_overloaded"
+                full = qlen[m] >= p.Q_max            # rule A, as nm_admit
+                if full or overloaded[m]:
+                    rejected[(j, m)] = st.now + p.h_AM
+                    key = "spec_rejected_queue_full" if full else "spec_rejected_overloaded"
                     self.counters[key] += 1
                     self.task_excluded[t] = True
                     continue
                 self.enqueue(st, t, m, 1, reason="random speculative placement")
                 slots -= 1
+        if drawn < bound:
+            rng.bit_generator.state = saved
+            if drawn:
+                rng.integers(0, len(alive), size=drawn)

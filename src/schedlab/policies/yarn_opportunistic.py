@@ -94,9 +94,11 @@ class YarnOpportunisticPolicy(LayeredPolicy):
             return
         self._inflight = [x for x in self._inflight if x[0] > st.now + 1e-9]
         p = self.params
+        pending = view.pending
+        inflight_n = self._inflight_n
         for _, t, m, c in due:
-            self._inflight_n[t] -= c
-            avail = int(min(c, view.pending[t]))       # killed/granted meanwhile: fewer left
+            inflight_n[t] -= c
+            avail = min(c, int(pending[t]))           # killed/granted meanwhile: fewer left
             if avail <= 0:
                 continue
             self.counters["spec_requests"] += 1

@@ -109,25 +109,53 @@ class TickState:
         self.pend = np.array(view.pending, dtype=np.int64)
         self.qlen = np.array(view.queue_length, dtype=np.int64)
         self.alive = np.asarray(view.alive, dtype=bool)
-        self.ratio = policy._job_ratio(view)
+        self._ratio_source = (policy, view)          # ratio: read on first use
         # queue mirror: machine -> list of [task, count, enqueue_time]
         self.qm: dict[int, list[list[Any]]] = {}
         self.spec_on: dict[int, list[list[Any]]] = {}   # m -> [gid, task, count, start]
         self.spec_n = np.zeros(len(self.cap), dtype=np.int64)
         self.spec_req = np.zeros_like(self.cap)
         self.reg_n = np.zeros(len(self.cap), dtype=np.int64)
-        self._qbt: dict[int, list[int]] | None = None  # task -> machines where it is queued
-        self._load: Any = None                        # cached R5 loads (record_placement); reset when used changes
+
+    # per-tick caches (class defaults, so a state built field by field has them too)
+    _qbt: dict[int, list[int]] | None = None   # task -> machines where it is queued
+    _load: Any = None          # cached R5 loads (record_placement); reset when used changes
+    _view_min: Any = None      # (decider's view, its admissible minimum CPU level)
+    _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
+    _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
+
+    _ratio: Any = None
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """(J, R) per job observed usage / request (policy._job_ratio), computed on first use
+        (the RM-only baseline never needs it)."""
+        if self._ratio is None:
+            policy, view = self._ratio_source
+            self._ratio = policy._job_ratio(view)
+        return self._ratio
+
+    @ratio.setter
+    def ratio(self, value: np.ndarray) -> None:
+        self._ratio = value
+
+    def running_groups(self, view: Any) -> Any:
+        """``view.running_groups()``, read once per tick."""
+        if self._groups is None:
+            self._groups = view.running_groups()
+        return self._groups
 
     @property
     def q_by_task(self) -> dict[int, list[int]]:
         """Index task -> machines where it is queued, built on first use."""
-        if getattr(self, "_qbt", None) is None:
+        if self._qbt is None:
             idx: dict[int, list[int]] = {}
             for m, lst in self.qm.items():
                 for e in lst:
-                    ms = idx.setdefault(e[0], [])
-                    if m not in ms:
+                    ms = idx.get(e[0])
+                    if ms is None:
+                        idx[e[0]] = [m]
+                    elif ms[-1] != m:        # the entries of one machine come together
                         ms.append(m)
             self._qbt = idx
         return self._qbt
@@ -137,7 +165,7 @@ class TickState:
         self._qbt = value
 
     def note(self, m: int, t: int) -> None:
-        if getattr(self, "_qbt", None) is None:
+        if self._qbt is None:
             return
         ms = self._qbt.setdefault(t, [])
         if m not in ms:
@@ -145,7 +173,7 @@ class TickState:
 
     def forget(self, m: int, t: int) -> None:
         """Drop (m, t) from the index if no entry of t is left at m."""
-        if getattr(self, "_qbt", None) is None:
+        if self._qbt is None:
             return
         if any(e[0] == t for e in self.qm.get(m, ())):
             return
@@ -172,13 +200,19 @@ class LayeredPolicy(Policy):
         M, T, J = cluster.n_machines, w.n_tasks, w.n_jobs
         self._k = -1
         self._nm_ticks = max(1, round(p.h_NM / p.tick))
+        # the machines that heartbeat on tick k, (m + k) % nm_ticks == 0, by k % nm_ticks
+        self._beat_rows = [np.flatnonzero((np.arange(M) + r) % self._nm_ticks == 0)
+                           for r in range(self._nm_ticks)]
         self._am_phase = ((np.arange(J) * _GOLDEN) % 1.0) * p.h_AM
         self._job_submit = np.full(J, np.inf)
         np.minimum.at(self._job_submit, w.job, w.submit_time)
         self._task_key = w.submit_time  # FIFO by job submission (tasks of a job share it)
+        self._job_list = w.job.tolist()
+        self._request_rows = np.asarray(w.request, dtype=float).tolist()
         with np.errstate(invalid="ignore", divide="ignore"):
             self._task_ratio = np.where(w.request > 0, w.usage / np.where(w.request > 0, w.request, 1), 1.0)
         self._job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
+        self._job_metric_bin = (w.job[:, None] * _NL + np.arange(_NL)).ravel()
         self.counters: dict[str, float] = {
             "regular_grants": 0, "spec_requests": 0, "spec_rejected_queue_full": 0,
             "spec_rejected_overloaded": 0, "spec_enqueued": 0, "spec_launched": 0,
@@ -204,12 +238,14 @@ class LayeredPolicy(Policy):
         self._job_waits: dict[int, list[float]] = {}
         self._job_pen: dict[int, dict[int, int]] = {}
         self._ratio_key = -1.0
+        self._ratio_done: np.ndarray | None = None   # view.completed at the last computation
         self._ratio_val = np.ones((J, w.request.shape[1]))
         self.backlog_ticks: list[tuple[float, bool]] = []
         attrs = getattr(cluster, "attrs", None)
         fail = (attrs["spec_fail_prob"].to_numpy(dtype=float)
                 if attrs is not None and "spec_fail_prob" in attrs.columns else np.zeros(M))
         self._fail_prob = fail
+        self._faulty = bool(fail.any())
         self._fail_rng = np.random.default_rng(np.random.SeedSequence([int(rng.integers(2**32)), 17]))
         self._fail_seen: set[int] = set()
         self._fail_at: dict[int, float] = {}       # gid -> time its speculative task fails
@@ -221,7 +257,12 @@ class LayeredPolicy(Policy):
             fin = np.isfinite(capm) & (capm > 0)
             self._lim_launch = np.where(fin, np.asarray(sp.theta_launch) * np.where(fin, capm, 0.0), np.inf) + _EPS
             self._lim_rho = np.where(fin, sp.rho_max * np.where(fin, capm, 0.0), np.inf) + _EPS
+            # the same limits and the requests as Python floats, for the scalar launch test
+            self._lim_launch_rows = self._lim_launch.tolist()
+            self._lim_rho_rows = self._lim_rho.tolist()
+            self._req_rows = np.asarray(w.request[:, :_NL], dtype=float).tolist()
             self._job_spec_on, self._job_rspec = self._job_switches()
+            self._spec_budget_eps = self._job_rspec * self._job_inst - _EPS
 
     def _job_switches(self) -> tuple[np.ndarray, np.ndarray]:
         p = self.params
@@ -283,17 +324,43 @@ class LayeredPolicy(Policy):
     def _job_ratio(self, view) -> np.ndarray:
         """Per job, mean usage/request of its tasks with a finished instance (1.0 before)."""
         w = self.workload
-        done = np.asarray(view.completed, dtype=float)
-        key = float(done.sum())
+        key = int(view.completed.sum())
         if key == self._ratio_key:
             return self._ratio_val          # no instance finished since the last tick
+        completed = np.asarray(view.completed)
         J = w.n_jobs
+        prev = self._ratio_done
+        if prev is not None and prev.shape == completed.shape:
+            # only the jobs with a newly finished instance change: their sums again, over
+            # their own tasks in task order (what the full bincounts add for them)
+            flag = np.zeros(J, dtype=bool)
+            flag[w.job[completed != prev]] = True
+            jobs = np.flatnonzero(flag)              # sorted, unique
+            self._ratio_done = completed.copy()
+            self._ratio_key = key
+            if not len(jobs):
+                return self._ratio_val
+            sel = np.flatnonzero(flag[w.job])
+            done = completed[sel].astype(float)
+            den = np.bincount(w.job[sel], weights=done, minlength=J)[jobs]
+            num = np.bincount(self._job_metric_bin.reshape(-1, _NL)[sel].ravel(),
+                              weights=(done[:, None] * self._task_ratio[sel, :_NL]).ravel(),
+                              minlength=J * _NL).reshape(J, _NL)[jobs]
+            d = den[:, None]
+            out = self._ratio_val.copy()
+            out[jobs, :_NL] = np.where(d > 0, num / np.maximum(d, 1e-300), 1.0)
+            self._ratio_val = out
+            return out
+        self._ratio_done = completed.copy()
+        done = completed.astype(float)
         den = np.bincount(w.job, weights=done, minlength=J)
         out = np.ones((J, w.request.shape[1]))
         if den.any():
-            for r in range(_NL):
-                num = np.bincount(w.job, weights=done * self._task_ratio[:, r], minlength=J)
-                out[:, r] = np.where(den > 0, num / np.maximum(den, 1e-300), 1.0)
+            # the per-metric bincounts in one: bin 4 j + r adds its tasks in task order
+            num = np.bincount(self._job_metric_bin, weights=(done[:, None] * self._task_ratio[:, :_NL]).ravel(),
+                              minlength=J * _NL).reshape(J, _NL)
+            d = den[:, None]
+            out[:, :_NL] = np.where(d > 0, num / np.maximum(d, 1e-300), 1.0)
         self._ratio_key = key
         self._ratio_val = out
         return out
@@ -304,12 +371,10 @@ class LayeredPolicy(Policy):
 
     def _scan(self, view, st: TickState) -> None:
         """Build the tick's mirror of node queues and running speculative groups."""
-        for m in np.flatnonzero(st.qlen > 0):
-            m = int(m)
-            st.qm[m] = [[t, c, tq] for t, c, tq, _ in view.node_queue(m)]
-            for e in st.qm[m]:
-                st.note(m, e[0])
-        rg = view.running_groups()
+        qm = st.qm                  # (the task index is built later, from qm, on first use)
+        for m in np.flatnonzero(st.qlen > 0).tolist():
+            qm[m] = [[t, c, tq] for t, c, tq, _ in view.node_queue(m)]
+        rg = st.running_groups(view)
         if len(rg):
             M = len(st.cap)
             opp = np.asarray(rg.opportunistic, dtype=bool)
@@ -319,9 +384,14 @@ class LayeredPolicy(Policy):
             if len(sel):
                 ms, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
                 st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
-                np.add.at(st.spec_req, ms, self.workload.request[ts] * cs[:, None])
+                # np.add.at(spec_req, ms, request * count) as one bincount: bin R m + r adds
+                # its groups in the same order, from the same 0.0
+                R = st.spec_req.shape[1]
+                add = self.workload.request[ts] * cs[:, None]
+                st.spec_req = np.bincount((ms[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
+                                          minlength=M * R).reshape(M, R)
                 spec_on = st.spec_on
-                faulty = self._fail_prob.any()
+                faulty = self._faulty
                 for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
                                           rg.start_time[sel].tolist()):
                     if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
@@ -363,58 +433,100 @@ class LayeredPolicy(Policy):
     # ------------------------------------------------------------------ RM round
     def _rm_round(self, view, st: TickState) -> None:
         w = self.workload
-        M = len(st.cap)
-        beats = np.flatnonzero(((np.arange(M) + self._k) % self._nm_ticks == 0) & st.alive)
+        beats = self._beat_rows[self._k % self._nm_ticks]
+        beats = beats[st.alive[beats]]
         if not len(beats):
             return
         self.on_heartbeats(view, st, beats)
         demand = st.pend.copy()
-        spec_tasks = np.zeros(0, dtype=np.int64)
+        spec_tasks = None
         if self.upgrades:
             qt = [e[0] for lst in st.qm.values() for e in lst]
             if qt:
                 qc = [e[1] for lst in st.qm.values() for e in lst]
-                np.add.at(demand, np.asarray(qt, dtype=np.int64), np.asarray(qc, dtype=np.int64))
-            spec_tasks = np.unique([g[1] for lst in st.spec_on.values() for g in lst]).astype(np.int64)
-        tasks = np.union1d(np.flatnonzero(demand > 0), spec_tasks)
+                # whole counts: the float bincount is exact
+                demand += np.bincount(qt, weights=qc, minlength=len(demand)).astype(np.int64)
+            running = [g[1] for lst in st.spec_on.values() for g in lst]
+            if running:
+                spec_tasks = np.asarray(running, dtype=np.int64)
+        has = demand > 0
+        if spec_tasks is not None:
+            has[spec_tasks] = True
+        tasks = np.flatnonzero(has)                 # sorted and unique, as union1d returns
         if not len(tasks):
             return
         order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
-        pos_of = np.empty(w.n_tasks, dtype=np.int64)
-        pos_of[order] = np.arange(len(order))
         req_o = w.request[order]
         dem_o = demand[order].astype(np.int64)
-        min_req = req_o.min(axis=0)
-        for n in beats:
-            n = int(n)
-            f = st.free[n]
+        below = req_o.min(axis=0) - _EPS     # a node with less than this of some resource fits nothing
+        req_rows = self._request_rows
+        order_l = order.tolist()
+        pos_of = None
+        for n in beats.tolist():
+            f = st.free[n]                   # a row view: the grants below update st.free
+            if (f < below).any():
+                continue
             # running speculative work on n is demand here (rule 1: promote in place)
-            extra = np.zeros(len(order), dtype=np.int64)
-            if self.upgrades:
-                for g in st.spec_on.get(n, ()):
+            extra = None
+            if self.upgrades and st.spec_on.get(n):
+                if pos_of is None:
+                    pos_of = {t: i for i, t in enumerate(order_l)}
+                extra = np.zeros(len(order), dtype=np.int64)
+                for g in st.spec_on[n]:
                     extra[pos_of[g[1]]] += g[2]
-            live = (dem_o + extra) > 0
+                live = (dem_o + extra) > 0
+            else:
+                live = dem_o > 0
+            # first fit in FIFO order; free space only shrinks and ``live`` only turns off on
+            # this node, so a task that did not fit earlier never fits later: scan on from i
+            i = 0
             while True:
-                if (f < min_req - _EPS).any():
+                i = self._first_fit(order_l, req_o, live, f, i)
+                if i < 0:
                     break
-                ok = np.flatnonzero(live & (req_o <= f + _EPS).all(axis=1))
-                if not len(ok):
-                    break
-                i = int(ok[0])
-                t = int(order[i])
+                t = order_l[i]
                 req = req_o[i]
-                pos = req > 0
-                want = int(dem_o[i] + extra[i])
-                k = int(np.floor((f[pos] + _EPS) / req[pos]).min()) if pos.any() else want
-                k = min(k, want)
+                xi = 0 if extra is None else int(extra[i])
+                want = int(dem_o[i]) + xi
+                # floor(min over requested resources of (free + EPS) / request), in floats
+                q = None
+                for fr, rr in zip(f.tolist(), req_rows[t]):
+                    if rr > 0:
+                        v = (fr + _EPS) / rr
+                        if q is None or v < q:
+                            q = v
+                k = want if q is None else min(math.floor(q), want)
                 got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
                 if got:
-                    extra[i] -= promoted
+                    if extra is not None:
+                        extra[i] -= promoted
+                        xi -= promoted
                     dem_o[i] -= got - promoted
                     f -= req * got
                     self.counters["regular_grants"] += got
-                if not got or dem_o[i] + extra[i] <= 0:
+                if not got or dem_o[i] + xi <= 0:
                     live[i] = False
+                if (f < below).any():
+                    break
+
+    _SCAN_AHEAD = 6     # candidates tested one by one before the vectorised test
+
+    def _first_fit(self, order: list[int], req_o: np.ndarray, live: np.ndarray, f: np.ndarray,
+                   start: int) -> int:
+        """First position ``i >= start`` whose task is live and whose request fits ``f``
+        (every resource: request <= free + EPS), or -1. The first few positions are tested
+        in Python floats (the same comparisons), the rest with one numpy pass."""
+        n = len(order)
+        stop = min(n, start + self._SCAN_AHEAD)
+        fe = [x + _EPS for x in f.tolist()]
+        rows = self._request_rows
+        for i in range(start, stop):
+            if live[i] and all(r <= x for r, x in zip(rows[order[i]], fe)):
+                return i
+        if stop >= n:
+            return -1
+        ok = np.flatnonzero(live[stop:] & (req_o[stop:] <= f + _EPS).all(axis=1))
+        return stop + int(ok[0]) if len(ok) else -1
 
     def on_heartbeats(self, view, st: TickState, beats: np.ndarray) -> None:
         """Hook: NMs in ``beats`` report to the RM on this tick."""
@@ -541,12 +653,13 @@ class LayeredPolicy(Policy):
         cap = st.cap
         kill = np.asarray(p.theta_kill)
         launch = np.asarray(p.theta_launch)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            u = np.where(np.isfinite(cap[:, :_NL]) & (cap[:, :_NL] > 0), st.used[:, :_NL] / cap[:, :_NL], 0.0)
+        u = _load_levels(st.used, cap)
         over = u > kill[None, :]
         self._over_time = np.where(over, self._over_time + p.tick, 0.0)
         comp_idx = [r for r in range(_NL) if r != R_MEM]
         act = (u[:, R_MEM] > kill[R_MEM]) | (self._over_time[:, comp_idx] >= p.T_throttle - _EPS).any(axis=1)
+        if not st.spec_on or not act.any():
+            return
         for m in list(st.spec_on):
             if not act[m]:
                 continue
@@ -585,12 +698,17 @@ class LayeredPolicy(Policy):
         """Launch rule B2: launch thresholds after the expected usage, N_spec_max, rho_max."""
         if st.spec_n[m] >= self.params.N_spec_max:
             return False
-        w = self.workload
-        req = w.request[t, :_NL]
-        if ((st.spec_req[m, :_NL] + req) > self._lim_rho[m]).any():
+        # the numpy test, element by element in Python floats (the same IEEE operations)
+        r0, r1, r2, r3 = self._req_rows[t]
+        s0, s1, s2, s3 = st.spec_req[m, :_NL].tolist()
+        l0, l1, l2, l3 = self._lim_rho_rows[m]
+        if s0 + r0 > l0 or s1 + r1 > l1 or s2 + r2 > l2 or s3 + r3 > l3:
             return False
-        e = st.ratio[w.job[t], :_NL] * req
-        return not ((st.used[m, :_NL] + e) > self._lim_launch[m]).any()
+        e0, e1, e2, e3 = st.ratio[self.workload.job[t], :_NL].tolist()
+        u0, u1, u2, u3 = st.used[m, :_NL].tolist()
+        l0, l1, l2, l3 = self._lim_launch_rows[m]
+        return not (u0 + e0 * r0 > l0 or u1 + e1 * r1 > l1 or u2 + e2 * r2 > l2
+                    or u3 + e3 * r3 > l3)
 
     def _started(self, st: TickState, m: int, t: int, wait: float) -> None:
         w = self.workload
@@ -638,9 +756,10 @@ class LayeredPolicy(Policy):
         w = self.workload
         p = self.params
         fixed = not p.adaptive_timeout
+        now, T_to = st.now, p.T_to
         for m in list(st.qm):
             lst = st.qm[m]
-            if fixed and st.now - min(e[2] for e in lst) <= p.T_to:
+            if fixed and now - min([e[2] for e in lst]) <= T_to:
                 continue
             for e in list(lst):
                 t, c, tq = e
@@ -675,28 +794,38 @@ class LayeredPolicy(Policy):
         if not len(cand):
             return cand
         # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
-        spec_out = st._spec_out = self.spec_outstanding_by_job(st)
+        st._outstanding = self.spec_outstanding(st)
+        spec_out = st._outstanding[1]
         j = w.job[cand]
-        ok = spec_out[j] + self._upgraded[j] < self._job_rspec[j] * self._job_inst[j] - _EPS
+        ok = spec_out[j] + self._upgraded[j] < self._spec_budget_eps[j]
         cand = cand[ok]
         return cand[np.lexsort((cand, np.asarray(view.ready_time)[cand], self._task_key[cand]))]
 
     def spec_outstanding_by_job(self, st: TickState) -> np.ndarray:
-        w = self.workload
-        ts: list[int] = []
-        cs: list[int] = []
-        for lst in st.qm.values():
+        """Speculative instances (queued or running) per job."""
+        return self.spec_outstanding(st)[1]
+
+    def spec_outstanding(self, st: TickState) -> tuple[dict[tuple[int, int], int], np.ndarray]:
+        """Speculative instances queued or running, per (job, machine) and per job (whole
+        numbers, so the per-job sums are exact in any order)."""
+        job = self._job_list
+        out: dict[tuple[int, int], int] = {}
+        get = out.get
+        for m, lst in st.qm.items():
             for e in lst:
-                ts.append(e[0])
-                cs.append(e[1])
-        for lst in st.spec_on.values():
+                key = (job[e[0]], m)
+                out[key] = get(key, 0) + e[1]
+        for m, lst in st.spec_on.items():
             for g in lst:
-                ts.append(g[1])
-                cs.append(g[2])
-        if not ts:
-            return np.zeros(w.n_jobs)
-        return np.bincount(w.job[np.asarray(ts, dtype=np.int64)], weights=np.asarray(cs, dtype=float),
-                           minlength=w.n_jobs)
+                key = (job[g[1]], m)
+                out[key] = get(key, 0) + g[2]
+        by_job = np.zeros(self.workload.n_jobs)
+        if out:
+            per: dict[int, int] = {}
+            for (j, _m), c in out.items():
+                per[j] = per.get(j, 0) + c
+            by_job[list(per)] = list(per.values())
+        return out, by_job
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
@@ -705,6 +834,12 @@ class LayeredPolicy(Policy):
         if load is not None and (load[m] >= self._theta_adm).any():
             return "OVERLOADED"
         return ""
+
+    def overloaded(self, load: np.ndarray | None) -> list[bool]:
+        """Per machine, whether rule A rejects it on ``load`` (nm_admit's 'OVERLOADED')."""
+        if load is None:
+            return [False] * len(self.cluster.capacity)
+        return (load >= self._theta_adm).any(axis=1).tolist()
 
     def placement_view(self) -> np.ndarray | None:
         """The (M, 4) load levels the placing component decided on (None: it used none)."""
@@ -725,7 +860,7 @@ class LayeredPolicy(Policy):
           :meth:`placement_view`): the admissible gap in the decider's own view, and the
           chosen machine's actual CPU load minus its viewed one.
         """
-        cache = getattr(st, "_load", None)
+        cache = st._load
         if cache is None:
             inst = self.instant_load(st)
             load = np.where(st.alive, inst[:, R_CPU], np.inf)
@@ -737,17 +872,20 @@ class LayeredPolicy(Policy):
         view = self.placement_view()
         if view is not None:
             vm = float(view[m, R_CPU])
-            v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
-            vgap = vm - min(float(view[v_adm, R_CPU].min()) if v_adm.any() else vm, vm)
-        for _ in range(count):
-            self.placement_gap.append(lm - lo)
-            self.placement_ge2.append(bool(lm > lo + _EPS and lm >= 2.0 * lo))
-            self.placement_gap_admissible.append(lm - min(lo_adm, lm))
-            self.placement_overloaded.append(bool(over[m]))
-            self.placement_queue.append(int(st.qlen[m]))
-            if view is not None:
-                self.placement_view_gap.append(vgap)
-                self.placement_stale_error.append(lm - vm)
+            cached = st._view_min
+            if cached is None or cached[0] is not view:     # the view is fixed within a tick
+                v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
+                cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None)
+            v_lo = vm if cached[1] is None else cached[1]
+            vgap = vm - min(v_lo, vm)
+        self.placement_gap.extend([lm - lo] * count)
+        self.placement_ge2.extend([bool(lm > lo + _EPS and lm >= 2.0 * lo)] * count)
+        self.placement_gap_admissible.extend([lm - min(lo_adm, lm)] * count)
+        self.placement_overloaded.extend([bool(over[m])] * count)
+        self.placement_queue.extend([int(st.qlen[m])] * count)
+        if view is not None:
+            self.placement_view_gap.extend([vgap] * count)
+            self.placement_stale_error.extend([lm - vm] * count)
 
     def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
         self.record_placement(st, m, c)
@@ -759,9 +897,14 @@ class LayeredPolicy(Policy):
         self.counters["spec_enqueued"] += c
 
     def instant_load(self, st: TickState) -> np.ndarray:
-        cap = st.cap[:, :_NL]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(np.isfinite(cap) & (cap > 0), st.used[:, :_NL] / cap, 0.0)
+        return _load_levels(st.used, st.cap)
+
+
+def _load_levels(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """used / capacity of the load metrics, 0 where the capacity is not finite and positive
+    (divides only there: the same quotients, no warnings to silence)."""
+    cap = cap[:, :_NL]
+    return np.divide(used[:, :_NL], cap, out=np.zeros(cap.shape), where=np.isfinite(cap) & (cap > 0))
 
 
 def ceil_div(a: float, b: float) -> int:

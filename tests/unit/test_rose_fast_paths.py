@@ -1,0 +1,386 @@
+"""The ROSE family's fast paths against the straightforward computations they replace.
+
+Each fast path (the RM round's first-fit scan, the scalar launch test, the per-job usage
+ratios, the load levels, the outstanding speculative work, the task -> queue index, the
+batched LLA segments) is compared with a reference written plainly here: on randomized
+inputs, bit for bit, and at every decision of small runs (a policy whose fast paths are
+swapped for the references must return the same actions at every tick).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schedlab
+from schedlab.cluster.spec import FIT_TOLERANCE as EPS
+from schedlab.policies import make_policy
+from schedlab.policies._rose import layered, lla
+from schedlab.policies._rose.layered import TickState
+from schedlab.workload.job import Workload
+from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+
+NL = 4
+
+
+# ------------------------------------------------------------------ references
+def ref_trimmed_rows(x: np.ndarray, tukey_k: float) -> np.ndarray:
+    """Row-wise trimmed mean with numpy's percentile."""
+    if x.shape[1] < 4:
+        return x.mean(axis=1)
+    q1, q3 = np.percentile(x, [25.0, 75.0], axis=1)
+    iqr = q3 - q1
+    keep = (x >= (q1 - tukey_k * iqr)[:, None]) & (x <= (q3 + tukey_k * iqr)[:, None])
+    return (x * keep).sum(axis=1) / keep.sum(axis=1)
+
+
+def ref_segment_means(d: np.ndarray, k_seg: int, tukey_k: float) -> np.ndarray:
+    """One trimmed-mean call per segment."""
+    n = d.shape[1]
+    return np.stack([ref_trimmed_rows(d[:, lo:hi], tukey_k) for lo, hi in lla._segments(n, k_seg)],
+                    axis=1)
+
+
+def ref_load_levels(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    cap = cap[:, :NL]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(np.isfinite(cap) & (cap > 0), used[:, :NL] / cap, 0.0)
+
+
+class Reference:
+    """Mixin: the fast paths of LayeredPolicy, written the straightforward way."""
+
+    def can_launch(self, st, m, t):
+        if st.spec_n[m] >= self.params.N_spec_max:
+            return False
+        w = self.workload
+        req = w.request[t, :NL]
+        if ((st.spec_req[m, :NL] + req) > self._lim_rho[m]).any():
+            return False
+        e = st.ratio[w.job[t], :NL] * req
+        return not ((st.used[m, :NL] + e) > self._lim_launch[m]).any()
+
+    def instant_load(self, st):
+        return ref_load_levels(st.used, st.cap)
+
+    def _job_ratio(self, view):
+        w = self.workload
+        done = np.asarray(view.completed, dtype=float)
+        key = float(done.sum())
+        if key == self._ratio_key:
+            return self._ratio_val
+        J = w.n_jobs
+        den = np.bincount(w.job, weights=done, minlength=J)
+        out = np.ones((J, w.request.shape[1]))
+        if den.any():
+            for r in range(NL):
+                num = np.bincount(w.job, weights=done * self._task_ratio[:, r], minlength=J)
+                out[:, r] = np.where(den > 0, num / np.maximum(den, 1e-300), 1.0)
+        self._ratio_key = key
+        self._ratio_val = out
+        return out
+
+    def spec_outstanding(self, st):
+        w = self.workload
+        out: dict = {}
+        ts, cs = [], []
+        for m, lst in st.qm.items():
+            for t, c, _ in lst:
+                key = (int(w.job[t]), m)
+                out[key] = out.get(key, 0) + c
+                ts.append(t)
+                cs.append(c)
+        for m, lst in st.spec_on.items():
+            for g in lst:
+                key = (int(w.job[g[1]]), m)
+                out[key] = out.get(key, 0) + g[2]
+                ts.append(g[1])
+                cs.append(g[2])
+        if not ts:
+            return out, np.zeros(w.n_jobs)
+        return out, np.bincount(w.job[np.asarray(ts)], weights=np.asarray(cs, dtype=float),
+                                minlength=w.n_jobs)
+
+    def _rm_round(self, view, st):
+        """The RM round: every fit test over every task from the start of the FIFO order."""
+        w = self.workload
+        M = len(st.cap)
+        beats = np.flatnonzero(((np.arange(M) + self._k) % self._nm_ticks == 0) & st.alive)
+        if not len(beats):
+            return
+        self.on_heartbeats(view, st, beats)
+        demand = st.pend.copy()
+        spec_tasks = np.zeros(0, dtype=np.int64)
+        if self.upgrades:
+            qt = [e[0] for lst in st.qm.values() for e in lst]
+            if qt:
+                qc = [e[1] for lst in st.qm.values() for e in lst]
+                np.add.at(demand, np.asarray(qt, dtype=np.int64), np.asarray(qc, dtype=np.int64))
+            spec_tasks = np.unique([g[1] for lst in st.spec_on.values() for g in lst]).astype(np.int64)
+        tasks = np.union1d(np.flatnonzero(demand > 0), spec_tasks)
+        if not len(tasks):
+            return
+        order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
+        pos_of = np.empty(w.n_tasks, dtype=np.int64)
+        pos_of[order] = np.arange(len(order))
+        req_o = w.request[order]
+        dem_o = demand[order].astype(np.int64)
+        min_req = req_o.min(axis=0)
+        for n in beats:
+            n = int(n)
+            f = st.free[n]
+            extra = np.zeros(len(order), dtype=np.int64)
+            if self.upgrades:
+                for g in st.spec_on.get(n, ()):
+                    extra[pos_of[g[1]]] += g[2]
+            live = (dem_o + extra) > 0
+            while True:
+                if (f < min_req - EPS).any():
+                    break
+                ok = np.flatnonzero(live & (req_o <= f + EPS).all(axis=1))
+                if not len(ok):
+                    break
+                i = int(ok[0])
+                t = int(order[i])
+                req = req_o[i]
+                pos = req > 0
+                want = int(dem_o[i] + extra[i])
+                k = int(np.floor((f[pos] + EPS) / req[pos]).min()) if pos.any() else want
+                k = min(k, want)
+                got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
+                if got:
+                    extra[i] -= promoted
+                    dem_o[i] -= got - promoted
+                    f -= req * got
+                    self.counters["regular_grants"] += got
+                if not got or dem_o[i] + extra[i] <= 0:
+                    live[i] = False
+
+
+def _use_reference(monkeypatch):
+    """Swap every fast path for its reference, in the base class (subclasses that extend a
+    method, like B1's RM round, still call it through ``super()``)."""
+    for name in ("can_launch", "instant_load", "_job_ratio", "spec_outstanding", "_rm_round"):
+        monkeypatch.setattr(layered.LayeredPolicy, name, getattr(Reference, name))
+    monkeypatch.setattr(lla, "_segment_means", ref_segment_means)
+    monkeypatch.setattr(lla, "_trimmed_rows", ref_trimmed_rows)
+
+
+class Recorder:
+    """Wraps ``decide`` to keep the actions of every decision."""
+
+    def __init__(self, policy):
+        self.decisions: list[list] = []
+        inner = policy.decide
+
+        def decide(view):
+            acts = list(inner(view))
+            self.decisions.append((float(view.now), acts))
+            return acts
+
+        policy.decide = decide
+
+
+def _case(name):
+    if name == "rose-w1":
+        df, cl = w_rose_1(5, scale=0.1, arrival_span=100.0)
+        return df, cl, "rose", {"rho_max": 0.5}
+    if name == "rose-w2":
+        df, cl = w_rose_2(1, n_machines=12, n_requests=150)
+        return df, cl, "rose", {"rho_max": 0.5}
+    if name == "rose-random-candidates":
+        df, cl = w_rose_1(6, scale=0.1, arrival_span=100.0)
+        return df, cl, "rose", {"candidates": "random", "mL": 10**6, "d": 1}
+    if name == "sparrow-random":
+        df, cl = w_rose_1(5, scale=0.1, arrival_span=100.0, disk_heavy=True)
+        return df, cl, "sparrow", {"placement": "random", "rho_max": 0.5}
+    if name == "sparrow-sampling":
+        df, cl = w_rose_1(5, scale=0.1, arrival_span=100.0)
+        return df, cl, "sparrow", {}
+    if name == "yarn-opportunistic":
+        df, cl = w_rose_2(2, n_machines=12, n_requests=150)
+        return df, cl, "yarn-opportunistic", {"mQL": 5, "rho_max": 0.5}
+    df, cl = w_rose_1(5, scale=0.1, arrival_span=100.0)
+    return df, cl, "yarn-centralized", {}
+
+
+@pytest.mark.parametrize("name", ["rose-w1", "rose-w2", "rose-random-candidates", "sparrow-random",
+                                  "sparrow-sampling", "yarn-opportunistic", "yarn-centralized"])
+def test_every_decision_matches_the_reference(name, monkeypatch):
+    df, cl, pid, params = _case(name)
+    fast = make_policy(pid, params)
+    fast_log = Recorder(fast)
+    res_fast = schedlab.simulate(df, cl, fast, seed=3)
+    _use_reference(monkeypatch)
+    slow = make_policy(pid, params)
+    slow_log = Recorder(slow)
+    res_slow = schedlab.simulate(df, cl, slow, seed=3)
+    assert len(fast_log.decisions) == len(slow_log.decisions) > 50
+    assert sum(len(a) for _, a in fast_log.decisions) > 20          # the runs do something
+    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
+        assert t_fast == t_slow
+        assert a_fast == a_slow, f"decision at t={t_fast} differs"
+    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
+    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+    assert fast.counters == slow.counters
+    assert fast.placement_gap == slow.placement_gap
+    assert fast.placement_view_gap == slow.placement_view_gap
+
+
+# ------------------------------------------------------------------ randomized inputs
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(6, 40), k_seg=st.integers(1, 9), seed=st.integers(0, 10**6),
+       spikes=st.booleans())
+def test_segment_means_bit_identical(n, k_seg, seed, spikes):
+    if n <= k_seg:
+        k_seg = max(1, n - 1)
+    rng = np.random.default_rng(seed)
+    d = rng.random((30, n))
+    if spikes:
+        d[::4, rng.integers(n)] = 5.0
+    d[::7] = np.sort(d[::7], axis=1)
+    got = lla._segment_means(d, k_seg, 1.5)
+    ref = ref_segment_means(d, k_seg, 1.5)
+    assert got.shape == ref.shape
+    assert np.array_equal(got.view(np.int64), ref.view(np.int64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_load_levels_bit_identical(seed):
+    rng = np.random.default_rng(seed)
+    cap = rng.uniform(0, 8, (9, 5)).round(1)
+    cap[rng.random(cap.shape) < 0.2] = np.inf
+    cap[rng.random(cap.shape) < 0.1] = 0.0
+    used = rng.uniform(0, 10, cap.shape)
+    got = layered._load_levels(used, cap)
+    assert np.array_equal(got, ref_load_levels(used, cap))
+
+
+def _random_state(policy, rng, M):
+    stt = TickState.__new__(TickState)
+    w = policy.workload
+    stt.actions, stt.now = [], 50.0
+    stt.cap = np.array(policy.cluster.capacity, dtype=float)
+    stt.used = stt.cap * rng.uniform(0, 1.1, stt.cap.shape)
+    stt.used[~np.isfinite(stt.used)] = 0.0
+    stt.spec_n = rng.integers(0, 4, M)
+    stt.spec_req = stt.cap * rng.uniform(0, 0.7, stt.cap.shape)
+    stt.spec_req[~np.isfinite(stt.spec_req)] = 0.0
+    stt.ratio = rng.uniform(0.3, 1.5, (w.n_jobs, w.request.shape[1]))
+    stt.qm, stt.spec_on = {}, {}
+    for m in range(M):
+        for _ in range(rng.integers(0, 4)):
+            stt.qm.setdefault(m, []).append([int(rng.integers(w.n_tasks)), int(rng.integers(1, 3)), 1.0])
+        for g in range(rng.integers(0, 3)):
+            stt.spec_on.setdefault(m, []).append([100 * m + g, int(rng.integers(w.n_tasks)),
+                                                  int(rng.integers(1, 3)), 2.0])
+    return stt
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_launch_test_and_outstanding_work_match(seed):
+    df, cl = w_rose_1(seed % 7, scale=0.1, arrival_span=100.0)
+    fast = make_policy("rose", {"rho_max": 0.5, "N_spec_max": 3})
+    wl = Workload.from_frame(df)
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    fast.reset(cl, wl, np.random.default_rng(0))
+    M = cl.n_machines
+    stt = _random_state(fast, rng, M)
+    for _ in range(60):
+        m, t = int(rng.integers(M)), int(rng.integers(wl.n_tasks))
+        assert fast.can_launch(stt, m, t) == Reference.can_launch(fast, stt, m, t)
+    out_fast, by_job_fast = fast.spec_outstanding(stt)
+    out_slow, by_job_slow = Reference.spec_outstanding(fast, stt)
+    assert out_fast == out_slow
+    assert np.array_equal(by_job_fast, by_job_slow)
+    # the task -> machines index, built in one pass, against the incremental note()
+    idx: dict[int, list[int]] = {}
+    for m, lst in stt.qm.items():
+        for e in lst:
+            ms = idx.setdefault(e[0], [])
+            if m not in ms:
+                ms.append(m)
+    assert stt.q_by_task == idx
+
+
+def test_job_ratio_matches_per_metric_bincounts():
+    df, cl = w_rose_1(2, scale=0.1, arrival_span=100.0)
+    wl = Workload.from_frame(df)
+    fast = make_policy("rose", {})
+    slow = make_policy("rose", {})
+    fast.reset(cl, wl, np.random.default_rng(0))
+    slow.reset(cl, wl, np.random.default_rng(0))
+    rng = np.random.default_rng(11)
+
+    class View:
+        completed = np.zeros(wl.n_tasks, dtype=np.int64)
+
+    seen_change = False
+    for _ in range(30):
+        View.completed = View.completed + (rng.random(wl.n_tasks) < 0.05)
+        a, b = fast._job_ratio(View), Reference._job_ratio(slow, View)
+        assert np.array_equal(a, b)
+        seen_change |= bool((a != 1.0).any())
+    assert seen_change
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10**6), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=30),
+       n_alive=st.integers(1, 300), spare=st.integers(0, 40), warm=st.integers(0, 3))
+def test_one_draw_for_all_picks_is_the_per_task_stream(seed, sizes, n_alive, spare, warm):
+    """Sparrow's random placement draws every task's picks in one call, then puts the
+    generator back where the per-task calls would leave it (SparrowPolicy.dispatch)."""
+    per_task = np.random.default_rng(seed)
+    one = np.random.default_rng(seed)
+    per_task.random(warm)
+    one.random(warm)
+    expected = [per_task.integers(0, n_alive, size=k).tolist() for k in sizes]
+    saved = one.bit_generator.state
+    pool = one.integers(0, n_alive, size=sum(sizes) + spare).tolist()
+    got, at = [], 0
+    for k in sizes:
+        got.append(pool[at:at + k])
+        at += k
+    one.bit_generator.state = saved
+    one.integers(0, n_alive, size=at)
+    assert got == expected
+    assert one.bit_generator.state == per_task.bit_generator.state
+    assert one.integers(0, 1000, size=5).tolist() == per_task.integers(0, 1000, size=5).tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10**6), start=st.integers(0, 30))
+def test_first_fit_scan_matches_the_vectorised_test(seed, start):
+    df, cl = w_rose_1(seed % 5, scale=0.1, arrival_span=100.0)
+    wl = Workload.from_frame(df)
+    policy = make_policy("yarn-centralized", {})
+    policy.reset(cl, wl, np.random.default_rng(0))
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(wl.n_tasks)[:rng.integers(1, 40)]
+    req_o = wl.request[order]
+    live = rng.random(len(order)) < 0.7
+    # free space around the requests, some exactly at a request (+ EPS decides)
+    f = req_o[rng.integers(len(order))].copy() * rng.uniform(0.5, 3.0)
+    if rng.random() < 0.3:
+        f = req_o[rng.integers(len(order))].copy()
+    start = min(start, len(order))
+    ok = np.flatnonzero(live[start:] & (req_o[start:] <= f + EPS).all(axis=1))
+    expected = start + int(ok[0]) if len(ok) else -1
+    assert policy._first_fit(order.tolist(), req_o, live, f, start) == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(4, 40), seed=st.integers(0, 10**6), rounded=st.booleans(),
+       scale=st.sampled_from([1e-3, 1.0, 100.0]))
+def test_quartiles_are_numpys_percentiles(n, seed, rounded, scale):
+    rng = np.random.default_rng(seed)
+    x = rng.random((25, n)) * scale
+    if rounded:
+        x = np.round(x, 1)            # ties
+    q1, q3 = lla._quartiles(x)
+    r1, r3 = np.percentile(x, [25.0, 75.0], axis=1)
+    assert np.array_equal(q1.view(np.int64), r1.view(np.int64))
+    assert np.array_equal(q3.view(np.int64), r3.view(np.int64))
