@@ -161,7 +161,7 @@ class Ledgers:
         if v is None:
             w = self.w
             v = self._tvec[t] = (self._pairs(w.request[t]), self._pairs(w.usage[t]),
-                                 int(w.job[t]), int(w.queue[t]))
+                                 self._job_of_task[t], self._queue_of[t])
         return v
 
     def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:

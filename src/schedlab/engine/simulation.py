@@ -49,6 +49,7 @@ __all__ = ["Simulation", "OUTCOMES", "FINAL_NAMES", "QueueEntry"]
 _MAX_REDECIDE = 4
 #: Victims killed at most per memory-pressure check (a guard against a loop).
 _MAX_VICTIMS = 100000
+_PRIO_TIMER = ev._PRIORITY[ev.TIMER]
 
 
 class Simulation:
@@ -175,7 +176,7 @@ class Simulation:
         st = self.state
         heap = self.events._heap
         pop = heapq.heappop
-        COMPLETE, ARRIVAL, STARTUP = ev.COMPLETE, ev.ARRIVAL, ev.STARTUP
+        COMPLETE, ARRIVAL, STARTUP, TIMER = ev.COMPLETE, ev.ARRIVAL, ev.STARTUP, ev.TIMER
         complete_due, start_up = st.complete_due, st.start_up
         hb_mode = self.config.heartbeat_interval is not None
         tick_only = self._tick_only
@@ -187,8 +188,9 @@ class Simulation:
             t = heap[0][0]
             if t > until:
                 break
-            if heap[0][3] != COMPLETE and not self.live:
-                break
+            if heap[0][3] != COMPLETE and not (self._arrivals_left or groups.n_alive
+                                               or st.pending_total or st.queued_total):
+                break                                   # not self.live
             if t < st.now:  # pragma: no cover - guarded by construction
                 raise AssertionError(f"time went backwards: {t} < {st.now}")
             st.now = t
@@ -200,7 +202,7 @@ class Simulation:
                     self._on_arrival(a)
                 elif kind == STARTUP:
                     start_up(a, b)
-                elif kind == ev.TIMER:
+                elif kind == TIMER:
                     self._on_timer(a)
                 elif kind == ev.HEARTBEAT:
                     self._on_heartbeat(a)
@@ -213,18 +215,23 @@ class Simulation:
             if st.dirty:
                 self._settle()
             trig = st.changes
-            if tick_only:
-                if trig:
-                    self._tick_only_instant(trig, hb_mode)
-            elif trig and (not hb_mode or trig.heartbeat is not None or trig.timers):
-                self._decide(trig)
-                # work freed by the decision itself (evictions, zero-length tasks) is offered
-                # again at the same instant, a bounded number of times
-                for _ in range(_MAX_REDECIDE):
-                    trig = st.changes
-                    if not (trig.completions or trig.arrivals) or hb_mode:
-                        break
+            # ``bool(trig)``, spelled out: this runs at every instant
+            if (trig.arrivals or trig.completions or trig.timers or trig.machines_changed
+                    or trig.memory_pressure or trig.heartbeat is not None):
+                if tick_only:
+                    if trig.timers or trig.heartbeat is not None or hb_mode:
+                        self._tick_only_instant(trig, hb_mode)
+                    else:
+                        self._gather_news(trig)
+                elif not hb_mode or trig.heartbeat is not None or trig.timers:
                     self._decide(trig)
+                    # work freed by the decision itself (evictions, zero-length tasks) is
+                    # offered again at the same instant, a bounded number of times
+                    for _ in range(_MAX_REDECIDE):
+                        trig = st.changes
+                        if not (trig.completions or trig.arrivals) or hb_mode:
+                            break
+                        self._decide(trig)
             if rec_levels:
                 add_level(t, st._tot_alloc, st._tot_used, st.tot_cap)
             if progress is not None:
@@ -302,6 +309,17 @@ class Simulation:
             self._idle_rounds = 0 if news else self._idle_rounds + 1
             self._note_news(trig)
 
+    def _gather_news(self, trig: Trigger) -> None:
+        """:meth:`_tick_only_instant` at an instant with no timer, outside heartbeat mode
+        (most instants of a tick-only run): only the stall count moves."""
+        arrivals, completions, changed, pressure = self._news_mark
+        n_arr, n_comp = len(trig.arrivals), len(trig.completions)
+        news = n_arr > arrivals or n_comp > completions
+        n_changed, n_pressure = len(trig.machines_changed), len(trig.memory_pressure)
+        if news or n_changed > changed or n_pressure > pressure:
+            self._idle_rounds = 0 if news else self._idle_rounds + 1
+            self._news_mark = (n_arr, n_comp, n_changed, n_pressure)
+
     def _note_news(self, trig: Trigger) -> None:
         self._news_mark = (len(trig.arrivals), len(trig.completions),
                            len(trig.machines_changed), len(trig.memory_pressure))
@@ -316,7 +334,8 @@ class Simulation:
         self.records.counters["decisions"] += 1
         actions = self.policy.decide(self.view)
         applied = self.applier.apply(actions) if actions else 0
-        self._settle()
+        if st.dirty:
+            self._settle()
         if news is None:
             news = bool(trig.arrivals or trig.completions)
         if applied or news:
@@ -335,9 +354,12 @@ class Simulation:
 
     def _on_timer(self, k: int) -> None:
         name, period = self._timer_names[k]
-        self.state.changes.timers.append(name)
-        if self.live:
-            self.events.push(self.now + period, ev.TIMER, k)
+        st = self.state
+        st.changes.timers.append(name)
+        if self._arrivals_left or st.groups.n_alive or st.pending_total or st.queued_total:
+            # self.live; self.events.push(now + period, TIMER, k), inline
+            heapq.heappush(self.events._heap, (st.now + period, _PRIO_TIMER,
+                                               next(self.events._seq), ev.TIMER, k, 0))
 
     def _on_heartbeat(self, m: int) -> None:
         if self.live:

@@ -59,6 +59,8 @@ class TaskQueues:
         self._instances = workload.instances.tolist()
         self._ended_py = [0] * T
         self._child_ptr = workload.child_ptr.tolist()
+        self._child_idx = workload.child_idx.tolist()
+        self._job_of_task = workload.job.tolist()
         self.remaining_work: dict[int, float] = {}
 
     def submit(self, t: int) -> None:
@@ -95,12 +97,12 @@ class TaskQueues:
             if hi > lo:
                 waiting = self.unfinished_parents
                 submitted = self.submitted
-                for c in self.w.child_idx[lo:hi].tolist():
+                for c in self._child_idx[lo:hi]:
                     left = waiting.item(c) - 1
                     waiting[c] = left
                     if left == 0 and submitted.item(c):
                         self._make_ready(c)
-            j = self.w.job.item(t)
+            j = self._job_of_task[t]
             left = self._job_tasks_left[j] - 1
             self._job_tasks_left[j] = left
             self.job_tasks_left[j] = left

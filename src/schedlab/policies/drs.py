@@ -189,6 +189,9 @@ class DrsPolicy(Policy):
         self._capc_l = cluster.capacity[:, R_CPU].tolist()
         self._capm_l = cluster.capacity[:, R_MEM].tolist()
         self._slots_l = cluster.capacity[:, R_SLOTS].tolist()
+        self._req_l = req.tolist()                  # full request rows (free's mirror)
+        self._domain_l = L.domain.tolist()
+        self._free_l: list[list[float]] = []        # this decision's free(), as rows
         self._own_l = [[int(k) for k in ws] for ws in L.workers]
         self._dom_l = [[int(k) for k in ws] for ws in L.domain_workers]
         # per domain, the tasks that every worker of the domain can ever hold
@@ -272,12 +275,14 @@ class DrsPolicy(Policy):
         cp, dl = self._cp_l[t], self._dl_l[t] + 1e-9
         qc = self.book.queued_count
         speed, capc, capm = self._speed_l, self._capc_l, self._capm_l
+        rows = self._free_l                 # ``free`` as rows (kept in step by _take)
         best = None
         best_k = -1
         for n, k in enumerate(ks):
-            fc = free.item(k, R_CPU)
-            fm = free.item(k, R_MEM)
-            if (fc + FIT_TOLERANCE < rc or fm + FIT_TOLERANCE < rm or free.item(k, R_SLOTS) + FIT_TOLERANCE < rs
+            row = rows[k]
+            fc = row[R_CPU]
+            fm = row[R_MEM]
+            if (fc + FIT_TOLERANCE < rc or fm + FIT_TOLERANCE < rm or row[R_SLOTS] + FIT_TOLERANCE < rs
                     or qc.item(k) != 0):
                 continue
             svc = dur / speed[k]
@@ -294,20 +299,18 @@ class DrsPolicy(Policy):
 
     def _choose(self, t: int, s: int, free: np.ndarray, now: float):
         """Returns (worker, starts now, W_active, W_mr, W_ql)."""
-        w = self.workload
-        L = self.layout
-        cap = self.cluster.capacity
-        req = w.request[t]
+        d = self._domain_l[s]
         # stage 1: the scheduler's own workers; stage 2: its domain (start now, on time)
-        for ks in (self._own_l[s], self._dom_l[int(L.domain[s])]):
+        for ks in (self._own_l[s], self._dom_l[d]):
             k = self._quick(t, ks, free, now)
             if k >= 0:
                 return k, True, 0.0, 0.0, 0.0
         # stage 3: queue (or start) anywhere in the domain, full rule with predicted waits
-        d = int(L.domain[s])
         if self._fits_domain[d][t]:         # every worker of the domain can hold t
             return self._full_rule(t, self._dom_l[d], free, now)
-        dom = L.domain_workers[d]
+        cap = self.cluster.capacity
+        req = self.workload.request[t]
+        dom = self.layout.domain_workers[d]
         ks = dom[(cap[dom][:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1)]
         if not len(ks):
             ks = np.flatnonzero((cap[:, COLS] + FIT_TOLERANCE >= req[COLS]).all(axis=1))
@@ -331,10 +334,12 @@ class DrsPolicy(Policy):
         mean_size = self.size_sum / self.size_n if self.size_n else float(
             np.mean(self.workload.duration))
         eps = FIT_TOLERANCE
+        rows = self._free_l
         now_ok, L, Q = [], [], []
         for k in ks:
-            ok = (free.item(k, R_CPU) + eps >= rc and free.item(k, R_MEM) + eps >= rm
-                  and free.item(k, R_SLOTS) + eps >= rs and qc[k] == 0)
+            row = rows[k]
+            ok = (row[R_CPU] + eps >= rc and row[R_MEM] + eps >= rm
+                  and row[R_SLOTS] + eps >= rs and qc[k] == 0)
             now_ok.append(ok)
             if ok:
                 L.append(0.0)
@@ -375,8 +380,9 @@ class DrsPolicy(Policy):
             finish = start + Wact[n] + svc
             cost = rate * svc
             cc, cm = capc[k], capm[k]
-            pack = ((rc / cc) * ((cc - (cc - free.item(k, R_CPU))) / cc) if cc > 0 else 0.0) + \
-                ((rm / cm) * ((cm - (cm - free.item(k, R_MEM))) / cm) if cm > 0 else 0.0)
+            row = rows[k]
+            pack = ((rc / cc) * ((cc - (cc - row[R_CPU])) / cc) if cc > 0 else 0.0) + \
+                ((rm / cm) * ((cm - (cm - row[R_MEM])) / cm) if cm > 0 else 0.0)
             miss = finish + cp > dl
             rest = (float(round(cost * 1e12)) / 1e12, finish, -pack)
             if best_n < 0 or miss < best_miss:
@@ -394,22 +400,30 @@ class DrsPolicy(Policy):
 
     def _commit(self, t: int, k: int, now_start: bool, now: float, free: np.ndarray,
                 preds: tuple[float, float, float], actions: list) -> None:
-        w = self.workload
         p = self.params
-        svc = float(w.duration[t] / self.cluster.speed[k])
-        self.size_sum += float(w.duration[t])
+        dur = self._dur_l[t]
+        svc = dur / self._speed_l[k]
+        self.size_sum += dur
         self.size_n += 1
         if now_start:
             actions.append(Place(t, k, startup_delay=p.latency, reason="drs"))
-            free[k] -= w.request[t]
+            self._take(free, k, t)
             self.book.start(t, k, now + p.latency + svc)
             self.history.observe(k, 0.0)
             self.predictions.append((t, k, now + p.latency, *preds, True))
         else:
             actions.append(Enqueue(t, k, reason="drs"))
             self.book.enqueue(t, k, now, svc)
-            self.queued_by_job[k].setdefault(int(w.job[t]), []).append(t)
+            self.queued_by_job[k].setdefault(self._job_l[t], []).append(t)
             self.predictions.append((t, k, now, *preds, False))
+
+    def _take(self, free: np.ndarray, k: int, t: int) -> None:
+        """Take ``t``'s request off worker ``k`` in ``free`` and in its row mirror (the same
+        float subtractions)."""
+        free[k] -= self.workload.request[t]
+        row = self._free_l[k]
+        for r, x in enumerate(self._req_l[t]):
+            row[r] -= x
 
     def _drain(self, k: int, now: float, free: np.ndarray, actions: list) -> None:
         w = self.workload
@@ -426,7 +440,7 @@ class DrsPolicy(Policy):
                 if not lst:
                     del self.queued_by_job[k][int(w.job[t])]
             actions.append(Place(t, k, from_queue=True, reason="drs: queue head"))
-            free[k] -= w.request[t]
+            self._take(free, k, t)
             b.start(t, k, now + svc)
             self.history.observe(k, now - at)
 
@@ -471,7 +485,6 @@ class DrsPolicy(Policy):
     def decide(self, view):
         now = view.now
         trig = view.trigger
-        w = self.workload
         actions: list = []
         dirty: set[int] = set()
         for t in set(trig.completions):
@@ -485,14 +498,15 @@ class DrsPolicy(Policy):
         if not dirty and not len(pend):
             return actions
         free = view.free()
+        self._free_l = free.tolist()
         for k in sorted(dirty):
             self._drain(k, now, free, actions)
         if not len(pend):
             return actions
         batches: dict[int, list[int]] = {}
-        for t in pend:
-            t = int(t)
-            j = int(w.job[t])
+        job = self._job_l
+        for t in pend.tolist():
+            j = job[t]
             s = self.job_sched.get(j)
             if s is None:
                 s = self._route(j)

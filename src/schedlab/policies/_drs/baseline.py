@@ -26,6 +26,8 @@ __all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy", "stable_order"]
 def stable_order(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")``; integral keys that fit 16 bits are sorted as
     int16, for which numpy's stable sort is a linear radix sort (same permutation)."""
+    if len(keys) < 2:
+        return np.arange(len(keys))
     if keys.dtype == np.int16:
         return np.argsort(keys, kind="stable")
     if len(keys) and np.isfinite(keys).all() and -2**15 <= keys.min() and keys.max() < 2**15:
@@ -58,6 +60,16 @@ class BaselinePolicy(Policy):
         np.minimum.at(self.job_deadline, w.job, dl)
         self.req3 = np.ascontiguousarray(w.request[:, COLS])    # cpu, mem, processors
         self._min_slots = float(w.request[:, R_SLOTS].min()) if w.n_tasks else 0.0
+        # plain floats for the per-placement booking (the same values as the arrays)
+        self._dur_f = w.duration.astype(float).tolist()
+        self._speed_f = cluster.speed.astype(float).tolist()
+        # the compiled walk's fixed arguments, made once (it runs at every decision)
+        cap = cluster.capacity
+        self._cap_cpu = np.ascontiguousarray(cap[:, R_CPU])
+        self._cap_mem = np.ascontiguousarray(cap[:, R_MEM])
+        self._no_started, self._no_running = np.zeros(1, bool), np.zeros(1)
+        #: rows (task, worker) the walk places: at most every pending instance
+        self._placed = np.empty((max(w.n_instances, 1), 2), dtype=np.int64)
 
     def _completions(self, view) -> set[int]:
         dirty: set[int] = set()
@@ -72,16 +84,15 @@ class BaselinePolicy(Policy):
 
     def _start(self, t: int, k: int, now: float, actions: list, reason: str) -> None:
         """Place one instance of ``t`` on ``k`` and book it (free capacity not touched)."""
-        w = self.workload
-        speed = self.cluster.speed[k]
+        speed = self._speed_f[k]
         rem = self.remaining.get(t)
         delay = self.params.latency
-        work = float(w.duration[t])
+        work = self._dur_f[t]
         if rem:
             work = rem.pop(0)
             if not rem:
                 del self.remaining[t]
-            delay += self.overhead_fixed + self.overhead_fraction * float(w.duration[t]) / speed
+            delay += self.overhead_fixed + self.overhead_fraction * self._dur_f[t] / speed
         actions.append(Place(t, k, resumable=True, startup_delay=delay, reason=reason))
         self.book.start(t, k, now + delay + work / speed)
 
@@ -99,11 +110,10 @@ class BaselinePolicy(Policy):
         now = view.now
         pending = view.pending
         split = mode == kernels.MODE_SPLIT
-        started = self.job_started if split else np.zeros(1, bool)
-        running = running if split else np.zeros(1)
-        cap = self.cluster.capacity
-        cap_cpu, cap_mem = (np.ascontiguousarray(cap[:, r]) for r in (R_CPU, R_MEM))
-        placed = np.empty((max(int(pending[order].sum()), 1), 2), dtype=np.int64)
+        started = self.job_started if split else self._no_started
+        running = running if split else self._no_running
+        cap_cpu, cap_mem = self._cap_cpu, self._cap_mem
+        placed = self._placed
         i = c = n = 0
         can_act = True
         while True:

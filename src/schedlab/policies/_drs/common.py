@@ -181,6 +181,10 @@ class Book:
     kept in flat arrays (:meth:`instances`) so that victim searches over every running
     instance are numpy expressions instead of a Python scan; ``version`` counts changes
     to the running instances (for per-decision caches).
+
+    ``min_end`` (the soonest booked end per machine) is recomputed on read, only for the
+    machines whose soonest instance stopped since (the usual case: the soonest ends first),
+    instead of on every stop.
     """
 
     def __init__(self, n_machines: int) -> None:
@@ -190,15 +194,37 @@ class Book:
         self.queued_count = np.zeros(n_machines)
         self.where: dict[int, set[int]] = {}
         self.version = 0
-        self.min_end = np.full(n_machines, np.inf)     # soonest booked end per machine
+        self.n_live = 0                                 # running instances
+        self._min_end = np.full(n_machines, np.inf)
+        self._min_end_l = [np.inf] * n_machines         # plain floats, read on the hot path
+        self._min_stale: set[int] = set()               # machines whose minimum must be redone
         self._inst = np.zeros((64, 3))                # rows (machine, task, end)
         self._alive = np.zeros(64, bool)
         self._row: dict[tuple[int, int, float], list[int]] = {}
         self._spare: list[int] = list(range(63, -1, -1))
 
+    @property
+    def min_end(self) -> np.ndarray:
+        """(M,) soonest booked end of a running instance per machine (inf: none)."""
+        if self._min_stale:
+            arr, low = self._min_end, self._min_end_l
+            for m in self._min_stale:
+                low[m] = arr[m] = min((e for es in self.running[m].values() for e in es),
+                                      default=np.inf)
+            self._min_stale.clear()
+        return self._min_end
+
     def start(self, t: int, m: int, end: float) -> None:
-        self.running[m].setdefault(t, []).append(end)
-        self.where.setdefault(t, set()).add(m)
+        ends = self.running[m].get(t)
+        if ends is None:
+            self.running[m][t] = [end]
+        else:
+            ends.append(end)
+        where = self.where.get(t)
+        if where is None:
+            self.where[t] = {m}
+        else:
+            where.add(m)
         if not self._spare:
             n = len(self._alive)
             self._inst = np.concatenate([self._inst, np.zeros((n, 3))])
@@ -207,9 +233,16 @@ class Book:
         i = self._spare.pop()
         self._inst[i] = (m, t, end)
         self._alive[i] = True
-        self._row.setdefault((m, t, end), []).append(i)
-        if end < self.min_end[m]:
-            self.min_end[m] = end
+        key = (m, t, end)
+        rows = self._row.get(key)
+        if rows is None:
+            self._row[key] = [i]
+        else:
+            rows.append(i)
+        if end < self._min_end_l[m] and m not in self._min_stale:
+            self._min_end_l[m] = end
+            self._min_end[m] = end
+        self.n_live += 1
         self.version += 1
 
     def stop(self, m: int, t: int, end: float) -> None:
@@ -218,15 +251,16 @@ class Book:
         ends.remove(end)
         if not ends:
             del self.running[m][t]
-        rows = self._row[(m, t, end)]
+        key = (m, t, end)
+        rows = self._row[key]
         i = rows.pop()
         if not rows:
-            del self._row[(m, t, end)]
+            del self._row[key]
         self._alive[i] = False
         self._spare.append(i)
-        if end <= self.min_end[m]:
-            self.min_end[m] = min((e for es in self.running[m].values() for e in es),
-                                  default=np.inf)
+        if end <= self._min_end_l[m]:
+            self._min_stale.add(m)
+        self.n_live -= 1
         self.version += 1
 
     def instances(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -254,7 +288,15 @@ class Book:
     def finished(self, t: int, now: float) -> set[int]:
         """Forget instances of ``t`` that have ended by ``now``; returns machines freed."""
         out: set[int] = set()
-        for m in list(self.where.get(t, ())):
+        where = self.where.get(t, ())
+        if len(where) == 1:             # the usual case: one machine, one instance ended
+            for m in where:
+                ends = self.running[m].get(t)
+                if ends and len(ends) == 1 and ends[0] <= now + 1e-7:
+                    self.stop(m, t, ends[0])
+                    out.add(m)
+                    return out
+        for m in list(where):
             ends = self.running[m].get(t)
             if not ends:
                 continue
@@ -276,7 +318,7 @@ class Book:
         return out
 
     def min_remaining(self, m: int, now: float) -> float:
-        end = self.min_end[m]
+        end = self.min_end[m] if self._min_stale else self._min_end_l[m]
         return max(end - now, 0.0) if end < np.inf else 0.0
 
     def min_remaining_of(self, ms: np.ndarray, now: float) -> np.ndarray:
