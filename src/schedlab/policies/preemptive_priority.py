@@ -14,6 +14,7 @@ import numpy as np
 
 from schedlab.cluster.actions import Place, Preempt
 from schedlab.cluster.spec import R_MEM, R_SLOTS
+from schedlab.policies import _pri_kernels
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
@@ -153,6 +154,18 @@ class PriorityPolicy(Policy):
         # order of the last requeue of every task (-1: never), for regular_order="last"
         self._requeue_rank = np.full(workload.n_tasks, -1, dtype=np.int64)
         self._requeues = 0
+        # the ready, unfinished tasks in queue order (priority desc, first readiness asc),
+        # kept between decisions (see _enqueue) and walked only as far as a decision needs
+        self._queue = np.zeros(0, dtype=np.int64)
+        self._queue_key = np.zeros(0, dtype=self._prio_desc.dtype)    # sorted ascending
+        self._last_rank = -1
+        # instances placed in the current decision, per task (zero between decisions)
+        self._taken = np.zeros(workload.n_tasks, dtype=np.int64)
+        self._kernels = _pri_kernels.load()
+        p = self.params
+        self._ticking = p.unit_time > 0
+        self._random_slot = p.slot_choice == "random-slot"
+        self._production = p.production_priority if p.powerful_slots else self._pmax + 1
         #: per priority eviction: running regular instances of lower priority than the
         #: evictor (the choice the victim rule had), a mechanism measurement
         self.lower_regular_at_eviction: list[int] = []
@@ -181,9 +194,10 @@ class PriorityPolicy(Policy):
         trig = view.trigger
         if trig.arrivals:
             self._new.extend(trig.arrivals)
-        if trig.arrivals or trig.completions or trig.machines_changed or trig.memory_pressure:
             self._dirty = True
-        if self.params.unit_time > 0 and "tick" not in trig.timers:
+        elif trig.completions or trig.machines_changed or trig.memory_pressure:
+            self._dirty = True
+        if self._ticking and "tick" not in trig.timers:
             return ()
         if not self._dirty:
             return ()
@@ -191,6 +205,16 @@ class PriorityPolicy(Policy):
         pend = self._pending(view)          # FIFO by first arrival
         if not len(pend):
             return ()
+        touched: list[int] = []             # tasks whose _taken count this decision raised
+        try:
+            return self._place_pending(view, pend, touched)
+        finally:
+            if touched:
+                self._taken[touched] = 0
+
+    def _place_pending(self, view, pend: np.ndarray, touched: list[int]) -> list:
+        """The decision proper (a tick with news and pending work): the sticky phase, then
+        the regular phase. Instances placed so far count in ``self._taken``."""
         free = view.free()[:, R_SLOTS]
         free = np.where(np.isfinite(free), free, 1 << 30).astype(np.int64)
         if self.params.memory_aware:
@@ -198,7 +222,7 @@ class PriorityPolicy(Policy):
             mem_free = np.where(view.alive, mem_free, -np.inf)
         else:
             mem_free = None
-        pending = view.pending
+        pending, taken = view.pending, self._taken
         actions: list = []
         snap = _Snapshot(view, self)        # running groups, built on first use
         reg = self._regular
@@ -206,44 +230,40 @@ class PriorityPolicy(Policy):
         min_regular = int(self.prio[reg].min()) if len(reg) else np.iinfo(np.int64).max
         placed_regular: list[int] = []
         # ---- sticky phase: FCFS by first arrival, never evicts (unless _sticky_evicts)
-        placed_n = np.zeros(len(pend), dtype=np.int64)
         if self._sticky_slots() > 0:
             n_sticky = self._n_sticky(view, snap)
             room = self._sticky_slots() - n_sticky
+            placed = []
             if room > 0 and (free > 0).any():
-                placed_n = self._fill(pend, pending[pend].astype(np.int64), free, mem_free,
-                                      room, actions, sticky=True, reason="sticky FCFS")
-            if self._sticky_evicts() and room > placed_n.sum():
-                self._sticky_through_eviction(pend, pending[pend] - placed_n, placed_n,
-                                              room - int(placed_n.sum()), snap, actions,
-                                              mem_free)
-            if room > 0 and self._single:
-                self._sticky_tasks = np.concatenate([self._sticky_tasks, pend[placed_n > 0]])
+                placed = self._fill(pend, 0, pending, free, mem_free, room, actions, touched,
+                                    sticky=True, reason="sticky FCFS")
+            if self._sticky_evicts() and room > len(placed):
+                placed += self._sticky_through_eviction(pend, pending, room - len(placed),
+                                                        snap, actions, mem_free, touched)
+            if room > 0 and self._single and placed:
+                rank = view.ready_rank          # in queue (first-readiness) order
+                self._sticky_tasks = np.concatenate([self._sticky_tasks, np.asarray(
+                    sorted(set(placed), key=lambda t: rank[t]), dtype=np.int64)])
         # ---- regular phase: priority desc, first arrival asc
-        want = pending[pend] - placed_n
-        keep = want > 0
-        rest, want = pend[keep], want[keep]
-        if not len(rest):
-            return actions
-        # priority descending, then first arrival: ready_rank is the order in which tasks
-        # became ready (first arrival; requeued tasks keep it), so one int64 key sorts
-        # exactly as lexsort((ready_time, -priority)) and faster
         if self.params.regular_order == "first":
-            perm = self._priority_order(rest, view.ready_rank)
+            order = self._queue             # every ready unfinished task, in queue order
         else:
+            rest = pend[pending[pend] - taken[pend] > 0]
             req = self._requeue_rank[rest]
             last = np.where(req >= 0, self._rank_span + req, view.ready_rank[rest])
-            perm = np.lexsort((last, -self.prio[rest]))
-        order, want = rest[perm], want[perm]
+            order = rest[np.lexsort((last, -self.prio[rest]))]
+        first_wanted = self._kernels.first_wanted
+        mem_use = self.mem_use
         limit = self._limit()
-        for i in range(len(order)):
-            t = int(order[i])
+        k = first_wanted(order, 0, pending, taken, mem_use, 0.0, False)
+        while k >= 0:
+            t = int(order[k])
             exhausted = False
-            for _ in range(int(want[i])):
+            for _ in range(int(pending[t] - taken[t])):
                 m = self._choose_slot(t, free, mem_free)
                 if m >= 0:
                     actions.append(Place(t, m, reason="regular"))
-                    self._take(t, m, free, mem_free)
+                    self._take(t, m, free, mem_free, touched)
                     placed_regular.append(t)
                     continue
                 if self.prio[t] <= min_regular:
@@ -255,16 +275,20 @@ class PriorityPolicy(Policy):
                     break
                 m = self._evict_for(t, g, snap, actions, mem_free, limit)
                 actions.append(Place(t, m, reason="regular, through eviction"))
+                taken[t] += 1
+                touched.append(t)
                 placed_regular.append(t)
             if exhausted:
                 # Later tasks can only use free slots (with the paper's memory-blind slots
                 # there are none left: stop). With memory-aware placement, slots blocked
                 # for t's memory may still take a smaller task, in queue order.
                 if mem_free is not None and (free > 0).any():
-                    placed = self._fill(order[i + 1:], want[i + 1:], free, mem_free, 1 << 62,
-                                        actions, sticky=False, reason="regular")
-                    placed_regular += order[i + 1:][placed > 0].tolist()
+                    placed = self._fill(order, k + 1, pending, free, mem_free, 1 << 62,
+                                        actions, touched, sticky=False, reason="regular")
+                    placed_regular += [t for i, t in enumerate(placed)
+                                       if i == 0 or placed[i - 1] != t]
                 break
+            k = first_wanted(order, k + 1, pending, taken, mem_use, 0.0, False)
         if placed_regular:
             self._regular = np.concatenate([self._regular,
                                             np.asarray(placed_regular, dtype=np.int64)])
@@ -306,25 +330,30 @@ class PriorityPolicy(Policy):
             mem_free[m] += self.mem_use[victim] - self.mem_use[t]
         return m
 
-    def _sticky_through_eviction(self, pend: np.ndarray, want: np.ndarray, placed: np.ndarray,
-                                 room: int, snap: "_Snapshot", actions: list,
-                                 mem_free: np.ndarray | None) -> None:
+    def _sticky_through_eviction(self, pend: np.ndarray, pending: np.ndarray, room: int,
+                                 snap: "_Snapshot", actions: list,
+                                 mem_free: np.ndarray | None, touched: list[int]) -> list[int]:
         """The non-default reading of spec §4.6 item 2: with no free slot, the sticky phase
         evicts a regular task of lower priority (victim rule) for the FCFS head. Stops at
-        the first head without a victim (FCFS). Updates ``placed`` in place."""
+        the first head without a victim (FCFS). Returns the tasks placed."""
+        placed: list[int] = []
+        taken = self._taken
         for j in range(len(pend)):
             if room <= 0:
-                return
-            if want[j] <= 0:
-                continue
+                break
             t = int(pend[j])
+            if pending[t] - taken[t] <= 0:
+                continue
             g = self._victim_for(t, snap, mem_free)
             if g < 0:
-                return
+                break
             m = self._evict_for(t, g, snap, actions, mem_free, self._limit())
             actions.append(Place(t, m, sticky=True, reason="sticky FCFS, through eviction"))
-            placed[j] += 1
+            taken[t] += 1
+            touched.append(t)
+            placed.append(t)
             room -= 1
+        return placed
 
     def _requeued(self, task: int) -> None:
         self._requeue_rank[task] = self._requeues
@@ -362,15 +391,20 @@ class PriorityPolicy(Policy):
         decision sees ``trigger.arrivals``), ended tasks are pruned every 16 ticks. A
         checksum against the total pending count (every 64th tick) falls back to the view
         if the list ever misses a task; tests/hybrid/test_bookkeeping.py compares the two
-        on every tick.
+        on every tick. The same tasks in queue order are kept in ``_queue`` (_enqueue).
         """
         live = self._live
         if self._new:
-            live = np.concatenate([live, np.asarray(self._new, dtype=np.int64)])
+            new = np.asarray(self._new, dtype=np.int64)
             self._new = []
+            live = np.concatenate([live, new])
+            self._enqueue(new, view.ready_rank, live)
         self._ticks += 1
         if self._ticks % 16 == 0:           # ended tasks have nothing pending: prune lazily
-            live = live[view.ended[live] < self._inst[live]]
+            ended, inst = view.ended, self._inst
+            live = live[ended[live] < inst[live]]
+            keep = ended[self._queue] < inst[self._queue]
+            self._queue, self._queue_key = self._queue[keep], self._queue_key[keep]
         self._live = live
         pending = view.pending
         pend = live[pending[live] > 0]
@@ -379,42 +413,59 @@ class PriorityPolicy(Policy):
             pend = np.asarray(view.pending_tasks(), dtype=np.int64)
             alive = np.flatnonzero((view.ready_rank >= 0) & (view.ended < self._inst))
             self._live = alive[np.argsort(view.ready_rank[alive], kind="stable")]
+            self._requeue_all(self._live, view.ready_rank)
         return pend
 
-    def _fill(self, order: np.ndarray, want: np.ndarray, free: np.ndarray,
-              mem_free: np.ndarray | None, limit: int, actions: list, *, sticky: bool,
-              reason: str) -> np.ndarray:
-        """Place up to ``limit`` instances of ``order`` (in that order) on free slots.
+    def _enqueue(self, new: np.ndarray, ready_rank: np.ndarray, live: np.ndarray) -> None:
+        """Put newly ready tasks into ``_queue`` behind the tasks of their priority class.
 
-        ``want[j]`` instances of ``order[j]`` are wanted. A task whose memory fits on no
-        machine with a free slot is skipped; as placements only shrink the room, a skipped
-        task never fits later in the same pass, so the scan never moves backwards.
-        Returns the number placed per position. O(placements × len(order)) numpy work.
+        The queue is ``live`` stably sorted on priority (descending), which is the order of
+        :meth:`_priority_order` as long as ``live`` is in readiness order: then a new task
+        goes after every queued task of its class, and one ``np.insert`` places a batch. If
+        a batch is not in readiness order behind the last one, the queue is sorted anew.
         """
-        n_order = len(order)
-        placed = np.zeros(n_order, dtype=np.int64)
-        if not n_order or limit <= 0:
+        rr = ready_rank[new]
+        if rr[0] <= self._last_rank or (len(rr) > 1 and not (rr[1:] > rr[:-1]).all()):
+            self._requeue_all(live, ready_rank)
+            return
+        self._last_rank = int(rr[-1])
+        key = self._prio_desc[new]
+        if len(new) > 1:                # the batch in queue order, then each behind its class
+            by_key = np.argsort(key, kind="stable")
+            new, key = new[by_key], key[by_key]
+        at = np.searchsorted(self._queue_key, key, side="right")
+        self._queue = np.insert(self._queue, at, new)
+        self._queue_key = np.insert(self._queue_key, at, key)
+
+    def _requeue_all(self, live: np.ndarray, ready_rank: np.ndarray) -> None:
+        """Rebuild ``_queue`` from ``live`` by the full queue order (a fallback)."""
+        self._queue = live[self._priority_order(live, ready_rank)]
+        self._queue_key = self._prio_desc[self._queue]
+        self._last_rank = int(ready_rank[live].max()) if len(live) else -1
+
+    def _fill(self, order: np.ndarray, start: int, pending: np.ndarray, free: np.ndarray,
+              mem_free: np.ndarray | None, limit: int, actions: list, touched: list[int], *,
+              sticky: bool, reason: str) -> list[int]:
+        """Place up to ``limit`` instances of the tasks of ``order[start:]`` (in that order)
+        on free slots; returns the tasks placed, one entry per instance.
+
+        A task's wanted instances are its pending ones less those already placed in this
+        decision (``_taken``). A task whose memory fits on no machine with a free slot is
+        skipped; as placements only shrink the room, a skipped task never fits later in the
+        same pass, so the scan never moves backwards (compiled, see _pri_kernels).
+        """
+        placed: list[int] = []
+        if start >= len(order) or limit <= 0:
             return placed
-        left = np.asarray(want, dtype=np.int64).copy()
-        mem_use = self.mem_use
-        j0, n = 0, 0
+        taken, mem_use = self._taken, self.mem_use
+        first_wanted = self._kernels.first_wanted
+        check_mem = mem_free is not None
+        j0, n = start, 0
         while n < limit:
             room = self._room(free, mem_free)
             if room < self.min_mem - 1e-12:
                 break
-            # first position >= j0 still wanted whose memory fits, scanned in growing
-            # chunks (long queues: the hit is usually near j0)
-            j, lo, chunk = -1, j0, 256
-            while lo < n_order:
-                hi = min(n_order, lo + chunk)
-                ok = left[lo:hi] > 0
-                if mem_free is not None:
-                    ok &= mem_use[order[lo:hi]] <= room + 1e-12
-                hit = np.flatnonzero(ok)
-                if len(hit):
-                    j = lo + int(hit[0])
-                    break
-                lo, chunk = hi, chunk * 2
+            j = first_wanted(order, j0, pending, taken, mem_use, room + 1e-12, check_mem)
             if j < 0:
                 break
             t = int(order[j])
@@ -423,9 +474,8 @@ class PriorityPolicy(Policy):
                 break
             actions.append(Place(t, m, sticky=True, reason=reason) if sticky
                            else Place(t, m, reason=reason))
-            self._take(t, m, free, mem_free)
-            left[j] -= 1
-            placed[j] += 1
+            self._take(t, m, free, mem_free, touched)
+            placed.append(t)
             n += 1
             j0 = j
         return placed
@@ -436,33 +486,37 @@ class PriorityPolicy(Policy):
             return np.inf if (free > 0).any() else -np.inf
         return float(np.max(np.where(free > 0, mem_free, -np.inf)))
 
-    def _take(self, t: int, m: int, free: np.ndarray, mem_free: np.ndarray | None) -> None:
+    def _take(self, t: int, m: int, free: np.ndarray, mem_free: np.ndarray | None,
+              touched: list[int]) -> None:
         free[m] -= 1
         if mem_free is not None:
             mem_free[m] -= self.mem_use[t]
+        self._taken[t] += 1
+        touched.append(t)
 
     def _choose_slot(self, t: int, free: np.ndarray, mem_free: np.ndarray | None = None) -> int:
         """A machine with a free slot for task ``t`` (-1 if none)."""
+        production = self.prio[t] >= self._production
+        if self._random_slot and not production:
+            # the common case, compiled: a slot uniformly among the free ones that fit
+            k = self._kernels
+            need = self.mem_use[t] - 1e-12
+            check_mem = mem_free is not None
+            mf = mem_free if check_mem else free
+            total = k.slot_total(free, mf, need, check_mem)
+            if total <= 0:
+                return -1
+            return k.slot_pick(free, mf, need, check_mem, self.rng.random() * total)
         has = free > 0
         if mem_free is not None:
             has &= mem_free >= self.mem_use[t] - 1e-12
-        if self.params.slot_choice == "random-slot" and not (
-                self.params.powerful_slots and self.prio[t] >= self.params.production_priority):
-            # the common case in one pass: a slot uniformly among the free ones that fit
-            cum = np.cumsum(free * has)
-            if cum[-1] <= 0:
-                return -1
-            return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right"))
         if not has.any():
             return -1
-        if self.params.powerful_slots and self.prio[t] >= self.params.production_priority:
+        if production:
             best = np.where(has, self.power, -np.inf)
             top = np.flatnonzero(best >= best.max() - 1e-12)
             return int(top[self.rng.integers(len(top))]) if len(top) > 1 else int(top[0])
         choice = self.params.slot_choice
-        if choice == "random-slot":
-            cum = np.cumsum(np.where(has, free, 0))
-            return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right"))
         if choice == "random-machine":
             idx = np.flatnonzero(has)
             return int(idx[self.rng.integers(len(idx))])
