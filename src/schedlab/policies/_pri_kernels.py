@@ -32,13 +32,29 @@ import numpy as np
 __all__ = ["load", "NUMPY"]
 
 
-def _first_wanted(order: np.ndarray, start: int, pending: np.ndarray, taken: np.ndarray,
-                  mem_use: np.ndarray, limit: float, check_mem: bool) -> int:
+def _first_wanted(order: np.ndarray, order_mem: np.ndarray, start: int, pending: np.ndarray,
+                  taken: np.ndarray, limit: float, check_mem: bool) -> int:
     for k in range(start, len(order)):
+        # the memory test first: it reads the contiguous order_mem (order_mem[k] is the
+        # memory use of task order[k]) and, when nothing fits, rejects almost every task
+        if check_mem and not order_mem[k] <= limit:
+            continue
         t = order[k]
-        if pending[t] - taken[t] > 0 and (not check_mem or mem_use[t] <= limit):
+        if pending[t] - taken[t] > 0:
             return k
     return -1
+
+
+def _room(free: np.ndarray, mem_free: np.ndarray) -> float:
+    best = -np.inf
+    for m in range(len(free)):
+        if free[m] > 0:
+            v = mem_free[m]
+            if v != v:              # NaN propagates, as in np.max
+                return v
+            if v > best:
+                best = v
+    return best
 
 
 def _slot_total(free: np.ndarray, mem_free: np.ndarray, need: float, check_mem: bool) -> int:
@@ -61,19 +77,23 @@ def _slot_pick(free: np.ndarray, mem_free: np.ndarray, need: float, check_mem: b
 
 
 # ------------------------------------------------------------------ numpy twins
-def _first_wanted_np(order, start, pending, taken, mem_use, limit, check_mem):
+def _first_wanted_np(order, order_mem, start, pending, taken, limit, check_mem):
     lo, chunk, n = start, 256, len(order)
     while lo < n:                  # growing chunks: the hit is usually near the start
         hi = min(n, lo + chunk)
         part = order[lo:hi]
         ok = pending[part] - taken[part] > 0
         if check_mem:
-            ok &= mem_use[part] <= limit
+            ok &= order_mem[lo:hi] <= limit
         hit = np.flatnonzero(ok)
         if len(hit):
             return lo + int(hit[0])
         lo, chunk = hi, chunk * 2
     return -1
+
+
+def _room_np(free, mem_free):
+    return float(np.max(np.where(free > 0, mem_free, -np.inf)))
 
 
 def _fits(free, mem_free, need, check_mem):
@@ -92,8 +112,8 @@ def _slot_pick_np(free, mem_free, need, check_mem, x):
     return int(np.searchsorted(cum, x, side="right"))
 
 
-NUMPY = SimpleNamespace(first_wanted=_first_wanted_np, slot_total=_slot_total_np,
-                        slot_pick=_slot_pick_np)
+NUMPY = SimpleNamespace(first_wanted=_first_wanted_np, room=_room_np,
+                        slot_total=_slot_total_np, slot_pick=_slot_pick_np)
 _loaded: list = []
 
 
@@ -109,7 +129,7 @@ def load() -> SimpleNamespace:
                 numba = None
             if numba is not None:
                 jit = numba.njit(cache=True, nogil=True)
-                fns = SimpleNamespace(first_wanted=jit(_first_wanted),
+                fns = SimpleNamespace(first_wanted=jit(_first_wanted), room=jit(_room),
                                       slot_total=jit(_slot_total), slot_pick=jit(_slot_pick))
         _loaded.append(fns)
     return _loaded[0]

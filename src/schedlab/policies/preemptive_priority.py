@@ -8,6 +8,7 @@ Outcome conventions (read by :mod:`schedlab.metrics.hybrid_metrics`):
 """
 from __future__ import annotations
 
+import bisect
 from typing import Literal
 
 import numpy as np
@@ -55,6 +56,64 @@ def _powerful(cluster) -> np.ndarray:
         return cluster.attrs["cpu_per_slot"].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(np.isfinite(cap[:, R_SLOTS]), cap[:, 0] / cap[:, R_SLOTS], 0.0)
+
+
+class _ClassQueue:
+    """The ready unfinished tasks, by priority class, each class in order of readiness.
+
+    Walking the classes from the highest priority down gives the queue order (priority
+    descending, then first readiness). A class is a growing buffer: newly ready tasks are
+    appended (amortised O(1)), ended tasks pruned in place; no decision re-sorts anything.
+    Each class also holds its tasks' memory use, the key of the scan for a task that fits.
+    """
+
+    def __init__(self, mem_use: np.ndarray) -> None:
+        self.mem_use = mem_use
+        self.tasks: dict[int, np.ndarray] = {}  # class key (pmax - priority) -> buffer
+        self.mem: dict[int, np.ndarray] = {}
+        self.size: dict[int, int] = {}
+        self.keys: list[int] = []               # sorted: highest priority first
+
+    def add(self, task: int, key: int) -> None:
+        n = self.size.get(key)
+        if n is None:
+            n = self.size[key] = 0
+            self.tasks[key] = np.empty(64, dtype=np.int64)
+            self.mem[key] = np.empty(64, dtype=float)
+            bisect.insort(self.keys, key)
+        buf = self.tasks[key]
+        if n == len(buf):
+            self.tasks[key] = buf = np.concatenate([buf, np.empty(n, dtype=np.int64)])
+            self.mem[key] = np.concatenate([self.mem[key], np.empty(n, dtype=float)])
+        buf[n] = task
+        self.mem[key][n] = self.mem_use[task]
+        self.size[key] = n + 1
+
+    def prune(self, ended: np.ndarray, instances: np.ndarray) -> None:
+        """Drop the tasks all of whose instances ended (they can never be pending again)."""
+        for key in self.keys:
+            n = self.size[key]
+            tasks = self.tasks[key][:n]
+            keep = ended[tasks] < instances[tasks]
+            m = int(np.count_nonzero(keep))
+            if m < n:
+                tasks[:m] = tasks[keep]
+                mem = self.mem[key][:n]
+                mem[:m] = mem[keep]
+                self.size[key] = m
+
+    def clear(self) -> None:
+        self.tasks.clear(), self.mem.clear(), self.size.clear(), self.keys.clear()
+
+    def segments(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(tasks, memory use) of each non-empty class, in queue order (views, not copies)."""
+        return [(self.tasks[k][:n], self.mem[k][:n]) for k in self.keys
+                if (n := self.size[k])]
+
+    def order(self) -> np.ndarray:
+        """The whole queue as one array (tests and the consistency guard)."""
+        segs = self.segments()
+        return np.concatenate([t for t, _ in segs]) if segs else np.zeros(0, dtype=np.int64)
 
 
 class _Snapshot:
@@ -131,10 +190,8 @@ class PriorityPolicy(Policy):
         self.priority_evictions = np.zeros(workload.n_tasks, dtype=np.int64)
         self.memory_evictions = np.zeros(workload.n_tasks, dtype=np.int64)
         self._dirty = True
-        # tasks that became ready and have not ended, in order of readiness (see _pending)
         self._inst = np.asarray(workload.instances, dtype=np.int64)
-        self._live = np.zeros(0, dtype=np.int64)
-        self._new: list[int] = []
+        self._new: list[int] = []           # tasks ready since the last decision (_sync_queue)
         self._ticks = 0
         # running sticky tasks, tracked without reading the running groups every tick
         # (exact for single-instance tasks; see _n_sticky)
@@ -155,10 +212,12 @@ class PriorityPolicy(Policy):
         self._requeue_rank = np.full(workload.n_tasks, -1, dtype=np.int64)
         self._requeues = 0
         # the ready, unfinished tasks in queue order (priority desc, first readiness asc),
-        # kept between decisions (see _enqueue) and walked only as far as a decision needs
-        self._queue = np.zeros(0, dtype=np.int64)
-        self._queue_key = np.zeros(0, dtype=self._prio_desc.dtype)    # sorted ascending
+        # kept between decisions (see _sync_queue) and walked only as far as a decision needs
+        self._queue = _ClassQueue(self.mem_use)
         self._last_rank = -1
+        # machine of each task's last regular placement: with single-instance tasks, where
+        # a running regular task runs (a cheap test before reading the running groups)
+        self._machine_of = np.full(workload.n_tasks, -1, dtype=np.int64)
         # instances placed in the current decision, per task (zero between decisions)
         self._taken = np.zeros(workload.n_tasks, dtype=np.int64)
         self._kernels = _pri_kernels.load()
@@ -203,6 +262,7 @@ class PriorityPolicy(Policy):
             return ()
         self._dirty = False
         pend = self._pending(view)          # FIFO by first arrival
+        self._sync_queue(view, pend)
         if not len(pend):
             return ()
         touched: list[int] = []             # tasks whose _taken count this decision raised
@@ -235,8 +295,9 @@ class PriorityPolicy(Policy):
             room = self._sticky_slots() - n_sticky
             placed = []
             if room > 0 and (free > 0).any():
-                placed = self._fill(pend, 0, pending, free, mem_free, room, actions, touched,
-                                    sticky=True, reason="sticky FCFS")
+                placed = self._fill([(pend, self.mem_use[pend])], 0, 0, pending, free,
+                                    mem_free, room, actions, touched, sticky=True,
+                                    reason="sticky FCFS")
             if self._sticky_evicts() and room > len(placed):
                 placed += self._sticky_through_eviction(pend, pending, room - len(placed),
                                                         snap, actions, mem_free, touched)
@@ -246,24 +307,25 @@ class PriorityPolicy(Policy):
                     sorted(set(placed), key=lambda t: rank[t]), dtype=np.int64)])
         # ---- regular phase: priority desc, first arrival asc
         if self.params.regular_order == "first":
-            order = self._queue             # every ready unfinished task, in queue order
+            segs = self._queue.segments()   # every ready unfinished task, in queue order
         else:
             rest = pend[pending[pend] - taken[pend] > 0]
             req = self._requeue_rank[rest]
             last = np.where(req >= 0, self._rank_span + req, view.ready_rank[rest])
             order = rest[np.lexsort((last, -self.prio[rest]))]
-        first_wanted = self._kernels.first_wanted
-        mem_use = self.mem_use
+            segs = [(order, self.mem_use[order])]
+        machine_of = self._machine_of
         limit = self._limit()
-        k = first_wanted(order, 0, pending, taken, mem_use, 0.0, False)
-        while k >= 0:
-            t = int(order[k])
+        s, k = self._scan(segs, 0, 0, pending, np.inf, False)
+        while s >= 0:
+            t = int(segs[s][0][k])
             exhausted = False
             for _ in range(int(pending[t] - taken[t])):
                 m = self._choose_slot(t, free, mem_free)
                 if m >= 0:
                     actions.append(Place(t, m, reason="regular"))
                     self._take(t, m, free, mem_free, touched)
+                    machine_of[t] = m
                     placed_regular.append(t)
                     continue
                 if self.prio[t] <= min_regular:
@@ -275,6 +337,7 @@ class PriorityPolicy(Policy):
                     break
                 m = self._evict_for(t, g, snap, actions, mem_free, limit)
                 actions.append(Place(t, m, reason="regular, through eviction"))
+                machine_of[t] = m
                 taken[t] += 1
                 touched.append(t)
                 placed_regular.append(t)
@@ -283,12 +346,12 @@ class PriorityPolicy(Policy):
                 # there are none left: stop). With memory-aware placement, slots blocked
                 # for t's memory may still take a smaller task, in queue order.
                 if mem_free is not None and (free > 0).any():
-                    placed = self._fill(order, k + 1, pending, free, mem_free, 1 << 62,
+                    placed = self._fill(segs, s, k + 1, pending, free, mem_free, 1 << 62,
                                         actions, touched, sticky=False, reason="regular")
                     placed_regular += [t for i, t in enumerate(placed)
                                        if i == 0 or placed[i - 1] != t]
                 break
-            k = first_wanted(order, k + 1, pending, taken, mem_use, 0.0, False)
+            s, k = self._scan(segs, s, k + 1, pending, np.inf, False)
         if placed_regular:
             self._regular = np.concatenate([self._regular,
                                             np.asarray(placed_regular, dtype=np.int64)])
@@ -382,109 +445,106 @@ class PriorityPolicy(Policy):
         return len(st)
 
     def _pending(self, view) -> np.ndarray:
-        """Tasks with pending instances in order of first readiness (= ``view.pending_tasks()``).
+        """Tasks with pending instances in order of first readiness (``view.pending_tasks()``,
+        one scan of the engine's per-rank flags; it was once a scan of every ready task)."""
+        return np.asarray(view.pending_tasks(), dtype=np.int64)
 
-        ``view.pending_tasks()`` scans every task that became ready since the oldest one
-        that has not ended, which on W-HYB-1 (tasks running for hours) is most of the
-        workload on every tick. Here the policy keeps its own list of ready tasks that
-        have not ended: arrivals are appended in the order they became ready (every
-        decision sees ``trigger.arrivals``), ended tasks are pruned every 16 ticks. A
-        checksum against the total pending count (every 64th tick) falls back to the view
-        if the list ever misses a task; tests/hybrid/test_bookkeeping.py compares the two
-        on every tick. The same tasks in queue order are kept in ``_queue`` (_enqueue).
+    def _sync_queue(self, view, pend: np.ndarray) -> None:
+        """Bring ``_queue`` up to date: every task that became ready and has not ended, in
+        queue order (priority desc, first readiness asc; see :class:`_ClassQueue`).
+
+        Tasks enter in the order they became ready (every decision sees
+        ``trigger.arrivals``; a batch out of that order rebuilds the queue from the view)
+        and stay while they have an instance not ended, running or pending: a requeued
+        instance finds its task in place. Ended tasks are pruned every 16 ticks. Every
+        64th tick the queue is checked against ``pend`` (it must hold every pending task)
+        and rebuilt from the view if it ever misses one; tests/unit/test_pri_fast_paths.py
+        compares it with the sorted ``pend`` at every decision.
         """
-        live = self._live
         if self._new:
-            new = np.asarray(self._new, dtype=np.int64)
+            new = self._new
             self._new = []
-            live = np.concatenate([live, new])
-            self._enqueue(new, view.ready_rank, live)
+            rank = view.ready_rank
+            if rank[new[0]] > self._last_rank and all(
+                    rank[a] < rank[b] for a, b in zip(new, new[1:])):
+                self._last_rank = int(rank[new[-1]])
+                add, key = self._queue.add, self._prio_desc
+                for t in new:
+                    add(t, int(key[t]))
+            else:                           # pragma: no cover - not seen: arrivals in order
+                self._rebuild_queue(view)
         self._ticks += 1
         if self._ticks % 16 == 0:           # ended tasks have nothing pending: prune lazily
-            ended, inst = view.ended, self._inst
-            live = live[ended[live] < inst[live]]
-            keep = ended[self._queue] < inst[self._queue]
-            self._queue, self._queue_key = self._queue[keep], self._queue_key[keep]
-        self._live = live
-        pending = view.pending
-        pend = live[pending[live] > 0]
-        if self._ticks % 64 == 1 and int(pending[pend].sum()) != int(pending.sum()):
-            # pragma: no cover - guard (checked on every tick in tests/hybrid/test_bookkeeping)
-            pend = np.asarray(view.pending_tasks(), dtype=np.int64)
-            alive = np.flatnonzero((view.ready_rank >= 0) & (view.ended < self._inst))
-            self._live = alive[np.argsort(view.ready_rank[alive], kind="stable")]
-            self._requeue_all(self._live, view.ready_rank)
-        return pend
+            self._queue.prune(view.ended, self._inst)
+        if self._ticks % 64 == 1 and int(np.count_nonzero(
+                view.pending[self._queue.order()] > 0)) != len(pend):
+            # pragma: no cover - guard (checked on every tick in test_pri_fast_paths)
+            self._rebuild_queue(view)
 
-    def _enqueue(self, new: np.ndarray, ready_rank: np.ndarray, live: np.ndarray) -> None:
-        """Put newly ready tasks into ``_queue`` behind the tasks of their priority class.
+    def _rebuild_queue(self, view) -> None:
+        """``_queue`` from the view: the ready unfinished tasks by the queue order."""
+        rank = view.ready_rank
+        live = np.flatnonzero((rank >= 0) & (view.ended < self._inst))
+        live = live[np.argsort(rank[live], kind="stable")]
+        self._queue.clear()
+        key = self._prio_desc
+        for t in live[self._priority_order(live, rank)].tolist():
+            self._queue.add(t, int(key[t]))
+        self._last_rank = int(rank[live].max()) if len(live) else -1
 
-        The queue is ``live`` stably sorted on priority (descending), which is the order of
-        :meth:`_priority_order` as long as ``live`` is in readiness order: then a new task
-        goes after every queued task of its class, and one ``np.insert`` places a batch. If
-        a batch is not in readiness order behind the last one, the queue is sorted anew.
-        """
-        rr = ready_rank[new]
-        if rr[0] <= self._last_rank or (len(rr) > 1 and not (rr[1:] > rr[:-1]).all()):
-            self._requeue_all(live, ready_rank)
-            return
-        self._last_rank = int(rr[-1])
-        key = self._prio_desc[new]
-        if len(new) > 1:                # the batch in queue order, then each behind its class
-            by_key = np.argsort(key, kind="stable")
-            new, key = new[by_key], key[by_key]
-        at = np.searchsorted(self._queue_key, key, side="right")
-        self._queue = np.insert(self._queue, at, new)
-        self._queue_key = np.insert(self._queue_key, at, key)
+    def _scan(self, segs: list, s: int, k: int, pending: np.ndarray, limit: float,
+              check_mem: bool) -> tuple[int, int]:
+        """The first position (segment, index) from ``(s, k)`` on of a task with an
+        instance left to place (and with ``check_mem``, memory use at most ``limit``);
+        (-1, -1) if none. Compiled per segment (see _pri_kernels)."""
+        first_wanted, taken = self._kernels.first_wanted, self._taken
+        while s < len(segs):
+            tasks, mem = segs[s]
+            j = first_wanted(tasks, mem, k, pending, taken, limit, check_mem)
+            if j >= 0:
+                return s, j
+            s, k = s + 1, 0
+        return -1, -1
 
-    def _requeue_all(self, live: np.ndarray, ready_rank: np.ndarray) -> None:
-        """Rebuild ``_queue`` from ``live`` by the full queue order (a fallback)."""
-        self._queue = live[self._priority_order(live, ready_rank)]
-        self._queue_key = self._prio_desc[self._queue]
-        self._last_rank = int(ready_rank[live].max()) if len(live) else -1
-
-    def _fill(self, order: np.ndarray, start: int, pending: np.ndarray, free: np.ndarray,
+    def _fill(self, segs: list, s: int, k: int, pending: np.ndarray, free: np.ndarray,
               mem_free: np.ndarray | None, limit: int, actions: list, touched: list[int], *,
               sticky: bool, reason: str) -> list[int]:
-        """Place up to ``limit`` instances of the tasks of ``order[start:]`` (in that order)
-        on free slots; returns the tasks placed, one entry per instance.
+        """Place up to ``limit`` instances of the tasks of ``segs`` (segments of (tasks,
+        their memory use), in order) from position ``(s, k)`` on, on free slots; returns
+        the tasks placed, one entry per instance.
 
         A task's wanted instances are its pending ones less those already placed in this
         decision (``_taken``). A task whose memory fits on no machine with a free slot is
         skipped; as placements only shrink the room, a skipped task never fits later in the
-        same pass, so the scan never moves backwards (compiled, see _pri_kernels).
+        same pass, so the scan never moves backwards.
         """
         placed: list[int] = []
-        if start >= len(order) or limit <= 0:
-            return placed
-        taken, mem_use = self._taken, self.mem_use
-        first_wanted = self._kernels.first_wanted
         check_mem = mem_free is not None
-        j0, n = start, 0
-        while n < limit:
+        while len(placed) < limit:
             room = self._room(free, mem_free)
             if room < self.min_mem - 1e-12:
                 break
-            j = first_wanted(order, j0, pending, taken, mem_use, room + 1e-12, check_mem)
-            if j < 0:
+            s, k = self._scan(segs, s, k, pending, room + 1e-12, check_mem)
+            if s < 0:
                 break
-            t = int(order[j])
+            t = int(segs[s][0][k])
             m = self._choose_slot(t, free, mem_free)
             if m < 0:       # cannot happen (t fits on the machine with the most room)
                 break
-            actions.append(Place(t, m, sticky=True, reason=reason) if sticky
-                           else Place(t, m, reason=reason))
+            if sticky:
+                actions.append(Place(t, m, sticky=True, reason=reason))
+            else:
+                actions.append(Place(t, m, reason=reason))
+                self._machine_of[t] = m
             self._take(t, m, free, mem_free, touched)
             placed.append(t)
-            n += 1
-            j0 = j
         return placed
 
     def _room(self, free: np.ndarray, mem_free: np.ndarray | None) -> float:
         """Largest memory left on a machine with a free slot (-inf if no free slot)."""
         if mem_free is None:
             return np.inf if (free > 0).any() else -np.inf
-        return float(np.max(np.where(free > 0, mem_free, -np.inf)))
+        return self._kernels.room(free, mem_free)
 
     def _take(self, t: int, m: int, free: np.ndarray, mem_free: np.ndarray | None,
               touched: list[int]) -> None:
@@ -525,7 +585,30 @@ class PriorityPolicy(Policy):
     def _victim_for(self, t: int, snap, mem_free) -> int:
         """The group to evict for task ``t`` (-1 if none): a running group of lower
         priority with an instance left in this decision, whose slot (and memory, when
-        tracked) can then hold ``t``."""
+        tracked) can then hold ``t``.
+
+        With single-instance tasks a running regular task runs where the policy last placed
+        it as regular work (``_machine_of``), so the lower-priority running regular tasks
+        of ``_regular`` (a superset of the candidates) answer "none" without reading the
+        running groups, which is the common answer on an overloaded cluster.
+        """
+        if self._single:
+            reg = self._regular
+            low = reg[self.prio[reg] < self.prio[t]]
+            if len(low) and mem_free is not None:
+                low = low[mem_free[self._machine_of[low]] + self.mem_use[low]
+                          >= self.mem_use[t] - 1e-12]
+            if not len(low):
+                if self._verify_victims:
+                    assert self._victim_in(t, snap, mem_free) < 0, "pre-check missed a victim"
+                return -1
+        return self._victim_in(t, snap, mem_free)
+
+    #: Check every "no victim" of the pre-check against the running groups (tests).
+    _verify_victims = False
+
+    def _victim_in(self, t: int, snap, mem_free) -> int:
+        """:meth:`_victim_for` read from the running groups."""
         rg = snap.groups()
         ok = snap.evictable & (snap.left > 0)
         if mem_free is not None:
