@@ -59,59 +59,75 @@ def _powerful(cluster) -> np.ndarray:
 
 
 class _ClassQueue:
-    """The ready unfinished tasks, by priority class, each class in order of readiness.
+    """The pending tasks by priority class, each class in order of first readiness.
 
     Walking the classes from the highest priority down gives the queue order (priority
-    descending, then first readiness). A class is a growing buffer: newly ready tasks are
-    appended (amortised O(1)), ended tasks pruned in place; no decision re-sorts anything.
-    Each class also holds its tasks' memory use, the key of the scan for a task that fits.
+    descending, then first readiness). A class is a growing buffer kept sorted by
+    readiness rank: a task that becomes pending goes in at its rank (a newly ready task,
+    at the end: amortised O(1); a requeued one, by binary search), and tasks with nothing
+    pending are dropped every few ticks. Between drops a placed task stays listed (a
+    decision skips it), so no decision re-sorts anything. Each class also holds its
+    tasks' memory use, the key of the scan for a task that fits.
     """
 
-    def __init__(self, mem_use: np.ndarray) -> None:
+    def __init__(self, n_tasks: int, mem_use: np.ndarray) -> None:
         self.mem_use = mem_use
+        self.listed = np.zeros(n_tasks, dtype=bool)
         self.tasks: dict[int, np.ndarray] = {}  # class key (pmax - priority) -> buffer
         self.mem: dict[int, np.ndarray] = {}
+        self.rank: dict[int, np.ndarray] = {}
         self.size: dict[int, int] = {}
         self.keys: list[int] = []               # sorted: highest priority first
+        self._segments: list | None = None
 
-    def add(self, task: int, key: int) -> None:
+    def add(self, task: int, key: int, rank: int) -> None:
+        """List ``task`` (of class ``key`` and readiness rank ``rank``) in its place."""
         n = self.size.get(key)
         if n is None:
             n = self.size[key] = 0
             self.tasks[key] = np.empty(64, dtype=np.int64)
             self.mem[key] = np.empty(64, dtype=float)
+            self.rank[key] = np.empty(64, dtype=np.int64)
             bisect.insort(self.keys, key)
-        buf = self.tasks[key]
-        if n == len(buf):
-            self.tasks[key] = buf = np.concatenate([buf, np.empty(n, dtype=np.int64)])
-            self.mem[key] = np.concatenate([self.mem[key], np.empty(n, dtype=float)])
-        buf[n] = task
-        self.mem[key][n] = self.mem_use[task]
+        tasks, mem, ranks = self.tasks[key], self.mem[key], self.rank[key]
+        if n == len(tasks):
+            self.tasks[key] = tasks = np.concatenate([tasks, np.empty(n, dtype=np.int64)])
+            self.mem[key] = mem = np.concatenate([mem, np.empty(n, dtype=float)])
+            self.rank[key] = ranks = np.concatenate([ranks, np.empty(n, dtype=np.int64)])
+        at = n if n == 0 or ranks[n - 1] < rank else int(np.searchsorted(ranks[:n], rank))
+        if at < n:                              # a requeued task: shift the later ones
+            tasks[at + 1:n + 1] = tasks[at:n]
+            mem[at + 1:n + 1] = mem[at:n]
+            ranks[at + 1:n + 1] = ranks[at:n]
+        tasks[at], mem[at], ranks[at] = task, self.mem_use[task], rank
         self.size[key] = n + 1
+        self.listed[task] = True
+        self._segments = None
 
-    def prune(self, ended: np.ndarray, instances: np.ndarray) -> None:
-        """Drop the tasks all of whose instances ended (they can never be pending again)."""
+    def drop_idle(self, pending: np.ndarray) -> None:
+        """Drop the listed tasks with nothing pending (running, ended or placed)."""
         for key in self.keys:
             n = self.size[key]
             tasks = self.tasks[key][:n]
-            keep = ended[tasks] < instances[tasks]
+            keep = pending[tasks] > 0
             m = int(np.count_nonzero(keep))
             if m < n:
+                self.listed[tasks[~keep]] = False
                 tasks[:m] = tasks[keep]
-                mem = self.mem[key][:n]
-                mem[:m] = mem[keep]
+                for buf in (self.mem[key], self.rank[key]):
+                    buf[:m] = buf[:n][keep]
                 self.size[key] = m
-
-    def clear(self) -> None:
-        self.tasks.clear(), self.mem.clear(), self.size.clear(), self.keys.clear()
+                self._segments = None
 
     def segments(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(tasks, memory use) of each non-empty class, in queue order (views, not copies)."""
-        return [(self.tasks[k][:n], self.mem[k][:n]) for k in self.keys
-                if (n := self.size[k])]
+        if self._segments is None:
+            self._segments = [(self.tasks[k][:n], self.mem[k][:n]) for k in self.keys
+                              if (n := self.size[k])]
+        return self._segments
 
     def order(self) -> np.ndarray:
-        """The whole queue as one array (tests and the consistency guard)."""
+        """The whole queue as one array (tests)."""
         segs = self.segments()
         return np.concatenate([t for t, _ in segs]) if segs else np.zeros(0, dtype=np.int64)
 
@@ -191,7 +207,6 @@ class PriorityPolicy(Policy):
         self.memory_evictions = np.zeros(workload.n_tasks, dtype=np.int64)
         self._dirty = True
         self._inst = np.asarray(workload.instances, dtype=np.int64)
-        self._new: list[int] = []           # tasks ready since the last decision (_sync_queue)
         self._ticks = 0
         # running sticky tasks, tracked without reading the running groups every tick
         # (exact for single-instance tasks; see _n_sticky)
@@ -213,8 +228,7 @@ class PriorityPolicy(Policy):
         self._requeues = 0
         # the ready, unfinished tasks in queue order (priority desc, first readiness asc),
         # kept between decisions (see _sync_queue) and walked only as far as a decision needs
-        self._queue = _ClassQueue(self.mem_use)
-        self._last_rank = -1
+        self._queue = _ClassQueue(workload.n_tasks, self.mem_use)
         # machine of each task's last regular placement: with single-instance tasks, where
         # a running regular task runs (a cheap test before reading the running groups)
         self._machine_of = np.full(workload.n_tasks, -1, dtype=np.int64)
@@ -251,10 +265,7 @@ class PriorityPolicy(Policy):
     # --------------------------------------------------------------- decide
     def decide(self, view):
         trig = view.trigger
-        if trig.arrivals:
-            self._new.extend(trig.arrivals)
-            self._dirty = True
-        elif trig.completions or trig.machines_changed or trig.memory_pressure:
+        if trig.arrivals or trig.completions or trig.machines_changed or trig.memory_pressure:
             self._dirty = True
         if self._ticking and "tick" not in trig.timers:
             return ()
@@ -450,47 +461,23 @@ class PriorityPolicy(Policy):
         return np.asarray(view.pending_tasks(), dtype=np.int64)
 
     def _sync_queue(self, view, pend: np.ndarray) -> None:
-        """Bring ``_queue`` up to date: every task that became ready and has not ended, in
-        queue order (priority desc, first readiness asc; see :class:`_ClassQueue`).
+        """Bring ``_queue`` up to date: every pending task is listed, in queue order
+        (priority desc, first readiness asc; see :class:`_ClassQueue`).
 
-        Tasks enter in the order they became ready (every decision sees
-        ``trigger.arrivals``; a batch out of that order rebuilds the queue from the view)
-        and stay while they have an instance not ended, running or pending: a requeued
-        instance finds its task in place. Ended tasks are pruned every 16 ticks. Every
-        64th tick the queue is checked against ``pend`` (it must hold every pending task)
-        and rebuilt from the view if it ever misses one; tests/unit/test_pri_fast_paths.py
-        compares it with the sorted ``pend`` at every decision.
+        A pending task not listed (newly ready, or requeued after it was dropped) is
+        listed at its readiness rank; tasks with nothing pending are dropped every 16
+        ticks. tests/unit/test_pri_fast_paths.py compares the queue with the sorted
+        ``pend`` at every decision.
         """
-        if self._new:
-            new = self._new
-            self._new = []
-            rank = view.ready_rank
-            if rank[new[0]] > self._last_rank and all(
-                    rank[a] < rank[b] for a, b in zip(new, new[1:])):
-                self._last_rank = int(rank[new[-1]])
-                add, key = self._queue.add, self._prio_desc
-                for t in new:
-                    add(t, int(key[t]))
-            else:                           # pragma: no cover - not seen: arrivals in order
-                self._rebuild_queue(view)
+        q = self._queue
+        new = pend[~q.listed[pend]]
+        if len(new):
+            rank, key = view.ready_rank, self._prio_desc
+            for t in new.tolist():
+                q.add(t, int(key[t]), int(rank[t]))
         self._ticks += 1
-        if self._ticks % 16 == 0:           # ended tasks have nothing pending: prune lazily
-            self._queue.prune(view.ended, self._inst)
-        if self._ticks % 64 == 1 and int(np.count_nonzero(
-                view.pending[self._queue.order()] > 0)) != len(pend):
-            # pragma: no cover - guard (checked on every tick in test_pri_fast_paths)
-            self._rebuild_queue(view)
-
-    def _rebuild_queue(self, view) -> None:
-        """``_queue`` from the view: the ready unfinished tasks by the queue order."""
-        rank = view.ready_rank
-        live = np.flatnonzero((rank >= 0) & (view.ended < self._inst))
-        live = live[np.argsort(rank[live], kind="stable")]
-        self._queue.clear()
-        key = self._prio_desc
-        for t in live[self._priority_order(live, rank)].tolist():
-            self._queue.add(t, int(key[t]))
-        self._last_rank = int(rank[live].max()) if len(live) else -1
+        if self._ticks % 16 == 0:
+            q.drop_idle(view.pending)
 
     def _scan(self, segs: list, s: int, k: int, pending: np.ndarray, limit: float,
               check_mem: bool) -> tuple[int, int]:
