@@ -178,11 +178,13 @@ class PriorityPolicy(Policy):
         Memory overrun: evict the running task of lowest priority, most recent start,
         until memory fits; sticky tasks only when nothing else is left.
     Complexity
-        Per tick with changes: O(P) for the queue order (P queued tasks; a stable radix
-        sort on priority of the queue kept in first-arrival order, see _priority_order),
-        O(G) numpy per placement through eviction (G running groups), O(M + P) numpy per
-        placement on a free slot (the scan for the next task whose memory fits, which
-        never moves back).
+        Per tick with changes: O(P) for the pending list (P pending tasks, one numpy
+        pass); the queue order is kept between ticks (:class:`_ClassQueue`, never
+        re-sorted) and walked only as far as the decision goes, in compiled code
+        (_pri_kernels); O(M) per placement on a free slot (M machines) plus the compiled
+        scan for the next task whose memory fits (which never moves back); O(R) for the
+        victim pre-check (R running regular tasks) and O(G) numpy only when it finds a
+        candidate (G running groups).
     Departures from the spec
         The engine shares CPU continuously (exact Γ = min(C/N_r, C/N_c) between events)
         instead of recomputing rates once per second. A tick with no arrival or
