@@ -220,7 +220,7 @@ class PriorityPolicy(Policy):
         self._regular = np.zeros(0, dtype=np.int64)
         self._pmax = int(self.prio.max()) if len(self.prio) else 0
         self._rank_span = int(workload.n_tasks) + 1
-        # pmax - priority in the smallest unsigned type (a radix sort key, _priority_order)
+        # pmax - priority in the smallest unsigned type (the class key of the queue)
         desc = self._pmax - self.prio
         span = int(desc.max()) if len(desc) else 0
         self._prio_desc = desc.astype(np.uint8 if span < 1 << 8 else
@@ -228,8 +228,8 @@ class PriorityPolicy(Policy):
         # order of the last requeue of every task (-1: never), for regular_order="last"
         self._requeue_rank = np.full(workload.n_tasks, -1, dtype=np.int64)
         self._requeues = 0
-        # the ready, unfinished tasks in queue order (priority desc, first readiness asc),
-        # kept between decisions (see _sync_queue) and walked only as far as a decision needs
+        # the pending tasks in queue order (priority desc, first readiness asc), kept
+        # between decisions (see _sync_queue) and walked only as far as a decision needs
         self._queue = _ClassQueue(workload.n_tasks, self.mem_use)
         # machine of each task's last regular placement: with single-instance tasks, where
         # a running regular task runs (a cheap test before reading the running groups)
@@ -320,7 +320,7 @@ class PriorityPolicy(Policy):
                     sorted(set(placed), key=lambda t: rank[t]), dtype=np.int64)])
         # ---- regular phase: priority desc, first arrival asc
         if self.params.regular_order == "first":
-            segs = self._queue.segments()   # every ready unfinished task, in queue order
+            segs = self._queue.segments()   # every pending task, in queue order
         else:
             rest = pend[pending[pend] - taken[pend] > 0]
             req = self._requeue_rank[rest]
@@ -371,12 +371,13 @@ class PriorityPolicy(Policy):
         return actions
 
     def _priority_order(self, rest: np.ndarray, ready_rank: np.ndarray) -> np.ndarray:
-        """The permutation sorting ``rest`` by priority descending, then first arrival.
+        """The permutation sorting ``rest`` by priority descending, then first arrival: the
+        queue order, computed for one set of tasks (decisions do not call it: the class
+        queue keeps this order between them; tests/unit/test_pri_pins.py pins it).
 
-        ``rest`` comes from :meth:`_pending` in order of readiness, so a stable sort on
-        priority alone gives the same order as sorting the unique (priority, ready_rank)
-        key; on small integers it is a linear radix sort instead of an O(P log P) sort,
-        which was the largest single cost of a run. Checked, else the full key is sorted.
+        For ``rest`` in order of readiness a stable sort on priority alone gives the same
+        order as sorting the unique (priority, ready_rank) key (a linear radix sort on
+        small integers). Checked, else the full key is sorted.
         """
         rr = ready_rank[rest]
         if (rr[1:] > rr[:-1]).all():
