@@ -8,12 +8,14 @@ Outcome conventions (read by :mod:`schedlab.metrics.hybrid_metrics`):
 """
 from __future__ import annotations
 
+import bisect
 from typing import Literal
 
 import numpy as np
 
 from schedlab.cluster.actions import Place, Preempt
 from schedlab.cluster.spec import R_MEM, R_SLOTS
+from schedlab.policies import _pri_kernels
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
@@ -54,6 +56,80 @@ def _powerful(cluster) -> np.ndarray:
         return cluster.attrs["cpu_per_slot"].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(np.isfinite(cap[:, R_SLOTS]), cap[:, 0] / cap[:, R_SLOTS], 0.0)
+
+
+class _ClassQueue:
+    """The pending tasks by priority class, each class in order of first readiness.
+
+    Walking the classes from the highest priority down gives the queue order (priority
+    descending, then first readiness). A class is a growing buffer kept sorted by
+    readiness rank: a task that becomes pending goes in at its rank (a newly ready task,
+    at the end: amortised O(1); a requeued one, by binary search), and tasks with nothing
+    pending are dropped every few ticks. Between drops a placed task stays listed (a
+    decision skips it), so no decision re-sorts anything. Each class also holds its
+    tasks' memory use, the key of the scan for a task that fits.
+    """
+
+    def __init__(self, n_tasks: int, mem_use: np.ndarray) -> None:
+        self.mem_use = mem_use
+        self.listed = np.zeros(n_tasks, dtype=bool)
+        self.tasks: dict[int, np.ndarray] = {}  # class key (pmax - priority) -> buffer
+        self.mem: dict[int, np.ndarray] = {}
+        self.rank: dict[int, np.ndarray] = {}
+        self.size: dict[int, int] = {}
+        self.keys: list[int] = []               # sorted: highest priority first
+        self._segments: list | None = None
+
+    def add(self, task: int, key: int, rank: int) -> None:
+        """List ``task`` (of class ``key`` and readiness rank ``rank``) in its place."""
+        n = self.size.get(key)
+        if n is None:
+            n = self.size[key] = 0
+            self.tasks[key] = np.empty(64, dtype=np.int64)
+            self.mem[key] = np.empty(64, dtype=float)
+            self.rank[key] = np.empty(64, dtype=np.int64)
+            bisect.insort(self.keys, key)
+        tasks, mem, ranks = self.tasks[key], self.mem[key], self.rank[key]
+        if n == len(tasks):
+            self.tasks[key] = tasks = np.concatenate([tasks, np.empty(n, dtype=np.int64)])
+            self.mem[key] = mem = np.concatenate([mem, np.empty(n, dtype=float)])
+            self.rank[key] = ranks = np.concatenate([ranks, np.empty(n, dtype=np.int64)])
+        at = n if n == 0 or ranks[n - 1] < rank else int(np.searchsorted(ranks[:n], rank))
+        if at < n:                              # a requeued task: shift the later ones
+            tasks[at + 1:n + 1] = tasks[at:n]
+            mem[at + 1:n + 1] = mem[at:n]
+            ranks[at + 1:n + 1] = ranks[at:n]
+        tasks[at], mem[at], ranks[at] = task, self.mem_use[task], rank
+        self.size[key] = n + 1
+        self.listed[task] = True
+        self._segments = None
+
+    def drop_idle(self, pending: np.ndarray) -> None:
+        """Drop the listed tasks with nothing pending (running, ended or placed)."""
+        for key in self.keys:
+            n = self.size[key]
+            tasks = self.tasks[key][:n]
+            keep = pending[tasks] > 0
+            m = int(np.count_nonzero(keep))
+            if m < n:
+                self.listed[tasks[~keep]] = False
+                tasks[:m] = tasks[keep]
+                for buf in (self.mem[key], self.rank[key]):
+                    buf[:m] = buf[:n][keep]
+                self.size[key] = m
+                self._segments = None
+
+    def segments(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(tasks, memory use) of each non-empty class, in queue order (views, not copies)."""
+        if self._segments is None:
+            self._segments = [(self.tasks[k][:n], self.mem[k][:n]) for k in self.keys
+                              if (n := self.size[k])]
+        return self._segments
+
+    def order(self) -> np.ndarray:
+        """The whole queue as one array (tests)."""
+        segs = self.segments()
+        return np.concatenate([t for t, _ in segs]) if segs else np.zeros(0, dtype=np.int64)
 
 
 class _Snapshot:
@@ -102,11 +178,13 @@ class PriorityPolicy(Policy):
         Memory overrun: evict the running task of lowest priority, most recent start,
         until memory fits; sticky tasks only when nothing else is left.
     Complexity
-        Per tick with changes: O(P) for the queue order (P queued tasks; a stable radix
-        sort on priority of the queue kept in first-arrival order, see _priority_order),
-        O(G) numpy per placement through eviction (G running groups), O(M + P) numpy per
-        placement on a free slot (the scan for the next task whose memory fits, which
-        never moves back).
+        Per tick with changes: O(P) for the pending list (P pending tasks, one numpy
+        pass); the queue order is kept between ticks (:class:`_ClassQueue`, never
+        re-sorted) and walked only as far as the decision goes, in compiled code
+        (_pri_kernels); O(M) per placement on a free slot (M machines) plus the compiled
+        scan for the next task whose memory fits (which never moves back); O(R) for the
+        victim pre-check (R running regular tasks) and O(G) numpy only when it finds a
+        candidate (G running groups).
     Departures from the spec
         The engine shares CPU continuously (exact Γ = min(C/N_r, C/N_c) between events)
         instead of recomputing rates once per second. A tick with no arrival or
@@ -130,10 +208,7 @@ class PriorityPolicy(Policy):
         self.priority_evictions = np.zeros(workload.n_tasks, dtype=np.int64)
         self.memory_evictions = np.zeros(workload.n_tasks, dtype=np.int64)
         self._dirty = True
-        # tasks that became ready and have not ended, in order of readiness (see _pending)
         self._inst = np.asarray(workload.instances, dtype=np.int64)
-        self._live = np.zeros(0, dtype=np.int64)
-        self._new: list[int] = []
         self._ticks = 0
         # running sticky tasks, tracked without reading the running groups every tick
         # (exact for single-instance tasks; see _n_sticky)
@@ -145,7 +220,7 @@ class PriorityPolicy(Policy):
         self._regular = np.zeros(0, dtype=np.int64)
         self._pmax = int(self.prio.max()) if len(self.prio) else 0
         self._rank_span = int(workload.n_tasks) + 1
-        # pmax - priority in the smallest unsigned type (a radix sort key, _priority_order)
+        # pmax - priority in the smallest unsigned type (the class key of the queue)
         desc = self._pmax - self.prio
         span = int(desc.max()) if len(desc) else 0
         self._prio_desc = desc.astype(np.uint8 if span < 1 << 8 else
@@ -153,6 +228,19 @@ class PriorityPolicy(Policy):
         # order of the last requeue of every task (-1: never), for regular_order="last"
         self._requeue_rank = np.full(workload.n_tasks, -1, dtype=np.int64)
         self._requeues = 0
+        # the pending tasks in queue order (priority desc, first readiness asc), kept
+        # between decisions (see _sync_queue) and walked only as far as a decision needs
+        self._queue = _ClassQueue(workload.n_tasks, self.mem_use)
+        # machine of each task's last regular placement: with single-instance tasks, where
+        # a running regular task runs (a cheap test before reading the running groups)
+        self._machine_of = np.full(workload.n_tasks, -1, dtype=np.int64)
+        # instances placed in the current decision, per task (zero between decisions)
+        self._taken = np.zeros(workload.n_tasks, dtype=np.int64)
+        self._kernels = _pri_kernels.load()
+        p = self.params
+        self._ticking = p.unit_time > 0
+        self._random_slot = p.slot_choice == "random-slot"
+        self._production = p.production_priority if p.powerful_slots else self._pmax + 1
         #: per priority eviction: running regular instances of lower priority than the
         #: evictor (the choice the victim rule had), a mechanism measurement
         self.lower_regular_at_eviction: list[int] = []
@@ -179,18 +267,27 @@ class PriorityPolicy(Policy):
     # --------------------------------------------------------------- decide
     def decide(self, view):
         trig = view.trigger
-        if trig.arrivals:
-            self._new.extend(trig.arrivals)
         if trig.arrivals or trig.completions or trig.machines_changed or trig.memory_pressure:
             self._dirty = True
-        if self.params.unit_time > 0 and "tick" not in trig.timers:
+        if self._ticking and "tick" not in trig.timers:
             return ()
         if not self._dirty:
             return ()
         self._dirty = False
         pend = self._pending(view)          # FIFO by first arrival
+        self._sync_queue(view, pend)
         if not len(pend):
             return ()
+        touched: list[int] = []             # tasks whose _taken count this decision raised
+        try:
+            return self._place_pending(view, pend, touched)
+        finally:
+            if touched:
+                self._taken[touched] = 0
+
+    def _place_pending(self, view, pend: np.ndarray, touched: list[int]) -> list:
+        """The decision proper (a tick with news and pending work): the sticky phase, then
+        the regular phase. Instances placed so far count in ``self._taken``."""
         free = view.free()[:, R_SLOTS]
         free = np.where(np.isfinite(free), free, 1 << 30).astype(np.int64)
         if self.params.memory_aware:
@@ -198,7 +295,7 @@ class PriorityPolicy(Policy):
             mem_free = np.where(view.alive, mem_free, -np.inf)
         else:
             mem_free = None
-        pending = view.pending
+        pending, taken = view.pending, self._taken
         actions: list = []
         snap = _Snapshot(view, self)        # running groups, built on first use
         reg = self._regular
@@ -206,44 +303,42 @@ class PriorityPolicy(Policy):
         min_regular = int(self.prio[reg].min()) if len(reg) else np.iinfo(np.int64).max
         placed_regular: list[int] = []
         # ---- sticky phase: FCFS by first arrival, never evicts (unless _sticky_evicts)
-        placed_n = np.zeros(len(pend), dtype=np.int64)
         if self._sticky_slots() > 0:
             n_sticky = self._n_sticky(view, snap)
             room = self._sticky_slots() - n_sticky
+            placed = []
             if room > 0 and (free > 0).any():
-                placed_n = self._fill(pend, pending[pend].astype(np.int64), free, mem_free,
-                                      room, actions, sticky=True, reason="sticky FCFS")
-            if self._sticky_evicts() and room > placed_n.sum():
-                self._sticky_through_eviction(pend, pending[pend] - placed_n, placed_n,
-                                              room - int(placed_n.sum()), snap, actions,
-                                              mem_free)
-            if room > 0 and self._single:
-                self._sticky_tasks = np.concatenate([self._sticky_tasks, pend[placed_n > 0]])
+                placed = self._fill([(pend, self.mem_use[pend])], 0, 0, pending, free,
+                                    mem_free, room, actions, touched, sticky=True,
+                                    reason="sticky FCFS")
+            if self._sticky_evicts() and room > len(placed):
+                placed += self._sticky_through_eviction(pend, pending, room - len(placed),
+                                                        snap, actions, mem_free, touched)
+            if room > 0 and self._single and placed:
+                rank = view.ready_rank          # in queue (first-readiness) order
+                self._sticky_tasks = np.concatenate([self._sticky_tasks, np.asarray(
+                    sorted(set(placed), key=lambda t: rank[t]), dtype=np.int64)])
         # ---- regular phase: priority desc, first arrival asc
-        want = pending[pend] - placed_n
-        keep = want > 0
-        rest, want = pend[keep], want[keep]
-        if not len(rest):
-            return actions
-        # priority descending, then first arrival: ready_rank is the order in which tasks
-        # became ready (first arrival; requeued tasks keep it), so one int64 key sorts
-        # exactly as lexsort((ready_time, -priority)) and faster
         if self.params.regular_order == "first":
-            perm = self._priority_order(rest, view.ready_rank)
+            segs = self._queue.segments()   # every pending task, in queue order
         else:
+            rest = pend[pending[pend] - taken[pend] > 0]
             req = self._requeue_rank[rest]
             last = np.where(req >= 0, self._rank_span + req, view.ready_rank[rest])
-            perm = np.lexsort((last, -self.prio[rest]))
-        order, want = rest[perm], want[perm]
+            order = rest[np.lexsort((last, -self.prio[rest]))]
+            segs = [(order, self.mem_use[order])]
+        machine_of = self._machine_of
         limit = self._limit()
-        for i in range(len(order)):
-            t = int(order[i])
+        s, k = self._scan(segs, 0, 0, pending, np.inf, False)
+        while s >= 0:
+            t = int(segs[s][0][k])
             exhausted = False
-            for _ in range(int(want[i])):
+            for _ in range(int(pending[t] - taken[t])):
                 m = self._choose_slot(t, free, mem_free)
                 if m >= 0:
                     actions.append(Place(t, m, reason="regular"))
-                    self._take(t, m, free, mem_free)
+                    self._take(t, m, free, mem_free, touched)
+                    machine_of[t] = m
                     placed_regular.append(t)
                     continue
                 if self.prio[t] <= min_regular:
@@ -255,28 +350,34 @@ class PriorityPolicy(Policy):
                     break
                 m = self._evict_for(t, g, snap, actions, mem_free, limit)
                 actions.append(Place(t, m, reason="regular, through eviction"))
+                machine_of[t] = m
+                taken[t] += 1
+                touched.append(t)
                 placed_regular.append(t)
             if exhausted:
                 # Later tasks can only use free slots (with the paper's memory-blind slots
                 # there are none left: stop). With memory-aware placement, slots blocked
                 # for t's memory may still take a smaller task, in queue order.
                 if mem_free is not None and (free > 0).any():
-                    placed = self._fill(order[i + 1:], want[i + 1:], free, mem_free, 1 << 62,
-                                        actions, sticky=False, reason="regular")
-                    placed_regular += order[i + 1:][placed > 0].tolist()
+                    placed = self._fill(segs, s, k + 1, pending, free, mem_free, 1 << 62,
+                                        actions, touched, sticky=False, reason="regular")
+                    placed_regular += [t for i, t in enumerate(placed)
+                                       if i == 0 or placed[i - 1] != t]
                 break
+            s, k = self._scan(segs, s, k + 1, pending, np.inf, False)
         if placed_regular:
             self._regular = np.concatenate([self._regular,
                                             np.asarray(placed_regular, dtype=np.int64)])
         return actions
 
     def _priority_order(self, rest: np.ndarray, ready_rank: np.ndarray) -> np.ndarray:
-        """The permutation sorting ``rest`` by priority descending, then first arrival.
+        """The permutation sorting ``rest`` by priority descending, then first arrival: the
+        queue order, computed for one set of tasks (decisions do not call it: the class
+        queue keeps this order between them; tests/unit/test_pri_pins.py pins it).
 
-        ``rest`` comes from :meth:`_pending` in order of readiness, so a stable sort on
-        priority alone gives the same order as sorting the unique (priority, ready_rank)
-        key; on small integers it is a linear radix sort instead of an O(P log P) sort,
-        which was the largest single cost of a run. Checked, else the full key is sorted.
+        For ``rest`` in order of readiness a stable sort on priority alone gives the same
+        order as sorting the unique (priority, ready_rank) key (a linear radix sort on
+        small integers). Checked, else the full key is sorted.
         """
         rr = ready_rank[rest]
         if (rr[1:] > rr[:-1]).all():
@@ -306,25 +407,30 @@ class PriorityPolicy(Policy):
             mem_free[m] += self.mem_use[victim] - self.mem_use[t]
         return m
 
-    def _sticky_through_eviction(self, pend: np.ndarray, want: np.ndarray, placed: np.ndarray,
-                                 room: int, snap: "_Snapshot", actions: list,
-                                 mem_free: np.ndarray | None) -> None:
+    def _sticky_through_eviction(self, pend: np.ndarray, pending: np.ndarray, room: int,
+                                 snap: "_Snapshot", actions: list,
+                                 mem_free: np.ndarray | None, touched: list[int]) -> list[int]:
         """The non-default reading of spec §4.6 item 2: with no free slot, the sticky phase
         evicts a regular task of lower priority (victim rule) for the FCFS head. Stops at
-        the first head without a victim (FCFS). Updates ``placed`` in place."""
+        the first head without a victim (FCFS). Returns the tasks placed."""
+        placed: list[int] = []
+        taken = self._taken
         for j in range(len(pend)):
             if room <= 0:
-                return
-            if want[j] <= 0:
-                continue
+                break
             t = int(pend[j])
+            if pending[t] - taken[t] <= 0:
+                continue
             g = self._victim_for(t, snap, mem_free)
             if g < 0:
-                return
+                break
             m = self._evict_for(t, g, snap, actions, mem_free, self._limit())
             actions.append(Place(t, m, sticky=True, reason="sticky FCFS, through eviction"))
-            placed[j] += 1
+            taken[t] += 1
+            touched.append(t)
+            placed.append(t)
             room -= 1
+        return placed
 
     def _requeued(self, task: int) -> None:
         self._requeue_rank[task] = self._requeues
@@ -353,116 +459,114 @@ class PriorityPolicy(Policy):
         return len(st)
 
     def _pending(self, view) -> np.ndarray:
-        """Tasks with pending instances in order of first readiness (= ``view.pending_tasks()``).
+        """Tasks with pending instances in order of first readiness (``view.pending_tasks()``,
+        one scan of the engine's per-rank flags; it was once a scan of every ready task)."""
+        return np.asarray(view.pending_tasks(), dtype=np.int64)
 
-        ``view.pending_tasks()`` scans every task that became ready since the oldest one
-        that has not ended, which on W-HYB-1 (tasks running for hours) is most of the
-        workload on every tick. Here the policy keeps its own list of ready tasks that
-        have not ended: arrivals are appended in the order they became ready (every
-        decision sees ``trigger.arrivals``), ended tasks are pruned every 16 ticks. A
-        checksum against the total pending count (every 64th tick) falls back to the view
-        if the list ever misses a task; tests/hybrid/test_bookkeeping.py compares the two
-        on every tick.
+    def _sync_queue(self, view, pend: np.ndarray) -> None:
+        """Bring ``_queue`` up to date: every pending task is listed, in queue order
+        (priority desc, first readiness asc; see :class:`_ClassQueue`).
+
+        A pending task not listed (newly ready, or requeued after it was dropped) is
+        listed at its readiness rank; tasks with nothing pending are dropped every 16
+        ticks. tests/unit/test_pri_fast_paths.py compares the queue with the sorted
+        ``pend`` at every decision.
         """
-        live = self._live
-        if self._new:
-            live = np.concatenate([live, np.asarray(self._new, dtype=np.int64)])
-            self._new = []
+        q = self._queue
+        new = pend[~q.listed[pend]]
+        if len(new):
+            rank, key = view.ready_rank, self._prio_desc
+            for t in new.tolist():
+                q.add(t, int(key[t]), int(rank[t]))
         self._ticks += 1
-        if self._ticks % 16 == 0:           # ended tasks have nothing pending: prune lazily
-            live = live[view.ended[live] < self._inst[live]]
-        self._live = live
-        pending = view.pending
-        pend = live[pending[live] > 0]
-        if self._ticks % 64 == 1 and int(pending[pend].sum()) != int(pending.sum()):
-            # pragma: no cover - guard (checked on every tick in tests/hybrid/test_bookkeeping)
-            pend = np.asarray(view.pending_tasks(), dtype=np.int64)
-            alive = np.flatnonzero((view.ready_rank >= 0) & (view.ended < self._inst))
-            self._live = alive[np.argsort(view.ready_rank[alive], kind="stable")]
-        return pend
+        if self._ticks % 16 == 0:
+            q.drop_idle(view.pending)
 
-    def _fill(self, order: np.ndarray, want: np.ndarray, free: np.ndarray,
-              mem_free: np.ndarray | None, limit: int, actions: list, *, sticky: bool,
-              reason: str) -> np.ndarray:
-        """Place up to ``limit`` instances of ``order`` (in that order) on free slots.
+    def _scan(self, segs: list, s: int, k: int, pending: np.ndarray, limit: float,
+              check_mem: bool) -> tuple[int, int]:
+        """The first position (segment, index) from ``(s, k)`` on of a task with an
+        instance left to place (and with ``check_mem``, memory use at most ``limit``);
+        (-1, -1) if none. Compiled per segment (see _pri_kernels)."""
+        first_wanted, taken = self._kernels.first_wanted, self._taken
+        while s < len(segs):
+            tasks, mem = segs[s]
+            j = first_wanted(tasks, mem, k, pending, taken, limit, check_mem)
+            if j >= 0:
+                return s, j
+            s, k = s + 1, 0
+        return -1, -1
 
-        ``want[j]`` instances of ``order[j]`` are wanted. A task whose memory fits on no
-        machine with a free slot is skipped; as placements only shrink the room, a skipped
-        task never fits later in the same pass, so the scan never moves backwards.
-        Returns the number placed per position. O(placements × len(order)) numpy work.
+    def _fill(self, segs: list, s: int, k: int, pending: np.ndarray, free: np.ndarray,
+              mem_free: np.ndarray | None, limit: int, actions: list, touched: list[int], *,
+              sticky: bool, reason: str) -> list[int]:
+        """Place up to ``limit`` instances of the tasks of ``segs`` (segments of (tasks,
+        their memory use), in order) from position ``(s, k)`` on, on free slots; returns
+        the tasks placed, one entry per instance.
+
+        A task's wanted instances are its pending ones less those already placed in this
+        decision (``_taken``). A task whose memory fits on no machine with a free slot is
+        skipped; as placements only shrink the room, a skipped task never fits later in the
+        same pass, so the scan never moves backwards.
         """
-        n_order = len(order)
-        placed = np.zeros(n_order, dtype=np.int64)
-        if not n_order or limit <= 0:
-            return placed
-        left = np.asarray(want, dtype=np.int64).copy()
-        mem_use = self.mem_use
-        j0, n = 0, 0
-        while n < limit:
+        placed: list[int] = []
+        check_mem = mem_free is not None
+        while len(placed) < limit:
             room = self._room(free, mem_free)
             if room < self.min_mem - 1e-12:
                 break
-            # first position >= j0 still wanted whose memory fits, scanned in growing
-            # chunks (long queues: the hit is usually near j0)
-            j, lo, chunk = -1, j0, 256
-            while lo < n_order:
-                hi = min(n_order, lo + chunk)
-                ok = left[lo:hi] > 0
-                if mem_free is not None:
-                    ok &= mem_use[order[lo:hi]] <= room + 1e-12
-                hit = np.flatnonzero(ok)
-                if len(hit):
-                    j = lo + int(hit[0])
-                    break
-                lo, chunk = hi, chunk * 2
-            if j < 0:
+            s, k = self._scan(segs, s, k, pending, room + 1e-12, check_mem)
+            if s < 0:
                 break
-            t = int(order[j])
+            t = int(segs[s][0][k])
             m = self._choose_slot(t, free, mem_free)
             if m < 0:       # cannot happen (t fits on the machine with the most room)
                 break
-            actions.append(Place(t, m, sticky=True, reason=reason) if sticky
-                           else Place(t, m, reason=reason))
-            self._take(t, m, free, mem_free)
-            left[j] -= 1
-            placed[j] += 1
-            n += 1
-            j0 = j
+            if sticky:
+                actions.append(Place(t, m, sticky=True, reason=reason))
+            else:
+                actions.append(Place(t, m, reason=reason))
+                self._machine_of[t] = m
+            self._take(t, m, free, mem_free, touched)
+            placed.append(t)
         return placed
 
     def _room(self, free: np.ndarray, mem_free: np.ndarray | None) -> float:
         """Largest memory left on a machine with a free slot (-inf if no free slot)."""
         if mem_free is None:
             return np.inf if (free > 0).any() else -np.inf
-        return float(np.max(np.where(free > 0, mem_free, -np.inf)))
+        return self._kernels.room(free, mem_free)
 
-    def _take(self, t: int, m: int, free: np.ndarray, mem_free: np.ndarray | None) -> None:
+    def _take(self, t: int, m: int, free: np.ndarray, mem_free: np.ndarray | None,
+              touched: list[int]) -> None:
         free[m] -= 1
         if mem_free is not None:
             mem_free[m] -= self.mem_use[t]
+        self._taken[t] += 1
+        touched.append(t)
 
     def _choose_slot(self, t: int, free: np.ndarray, mem_free: np.ndarray | None = None) -> int:
         """A machine with a free slot for task ``t`` (-1 if none)."""
+        production = self.prio[t] >= self._production
+        if self._random_slot and not production:
+            # the common case, compiled: a slot uniformly among the free ones that fit
+            k = self._kernels
+            need = self.mem_use[t] - 1e-12
+            check_mem = mem_free is not None
+            mf = mem_free if check_mem else free
+            total = k.slot_total(free, mf, need, check_mem)
+            if total <= 0:
+                return -1
+            return k.slot_pick(free, mf, need, check_mem, self.rng.random() * total)
         has = free > 0
         if mem_free is not None:
             has &= mem_free >= self.mem_use[t] - 1e-12
-        if self.params.slot_choice == "random-slot" and not (
-                self.params.powerful_slots and self.prio[t] >= self.params.production_priority):
-            # the common case in one pass: a slot uniformly among the free ones that fit
-            cum = np.cumsum(free * has)
-            if cum[-1] <= 0:
-                return -1
-            return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right"))
         if not has.any():
             return -1
-        if self.params.powerful_slots and self.prio[t] >= self.params.production_priority:
+        if production:
             best = np.where(has, self.power, -np.inf)
             top = np.flatnonzero(best >= best.max() - 1e-12)
             return int(top[self.rng.integers(len(top))]) if len(top) > 1 else int(top[0])
         choice = self.params.slot_choice
-        if choice == "random-slot":
-            cum = np.cumsum(np.where(has, free, 0))
-            return int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right"))
         if choice == "random-machine":
             idx = np.flatnonzero(has)
             return int(idx[self.rng.integers(len(idx))])
@@ -471,7 +575,30 @@ class PriorityPolicy(Policy):
     def _victim_for(self, t: int, snap, mem_free) -> int:
         """The group to evict for task ``t`` (-1 if none): a running group of lower
         priority with an instance left in this decision, whose slot (and memory, when
-        tracked) can then hold ``t``."""
+        tracked) can then hold ``t``.
+
+        With single-instance tasks a running regular task runs where the policy last placed
+        it as regular work (``_machine_of``), so the lower-priority running regular tasks
+        of ``_regular`` (a superset of the candidates) answer "none" without reading the
+        running groups, which is the common answer on an overloaded cluster.
+        """
+        if self._single:
+            reg = self._regular
+            low = reg[self.prio[reg] < self.prio[t]]
+            if len(low) and mem_free is not None:
+                low = low[mem_free[self._machine_of[low]] + self.mem_use[low]
+                          >= self.mem_use[t] - 1e-12]
+            if not len(low):
+                if self._verify_victims:
+                    assert self._victim_in(t, snap, mem_free) < 0, "pre-check missed a victim"
+                return -1
+        return self._victim_in(t, snap, mem_free)
+
+    #: Check every "no victim" of the pre-check against the running groups (tests).
+    _verify_victims = False
+
+    def _victim_in(self, t: int, snap, mem_free) -> int:
+        """:meth:`_victim_for` read from the running groups."""
         rg = snap.groups()
         ok = snap.evictable & (snap.left > 0)
         if mem_free is not None:
