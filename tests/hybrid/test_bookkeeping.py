@@ -1,10 +1,12 @@
 """The policies' own bookkeeping equals what the view would give (speed shortcuts).
 
-PRI and HYBRID keep their own list of ready, unfinished tasks instead of calling
-``view.pending_tasks()`` on every tick, and HYBRID tracks its running sticky tasks instead
-of reading every running group. These tests run a small bursty W-HYB-1 sample (with
-evictions, sticky runs and memory-overrun kills) and compare both, tick by tick, with the
-view's answer.
+HYBRID tracks its running sticky tasks instead of reading every running group
+(``_verify_sticky`` compares the count with the view's at every decision). PRI's pending
+list once was its own list of ready, unfinished tasks; it is ``view.pending_tasks()`` again
+since the class queue (whose order tests/unit/test_pri_fast_paths.py checks at every
+decision), so the pending comparison below only guards against a return to an own list.
+These tests run a small bursty W-HYB-1 sample (with evictions, sticky runs and
+memory-overrun kills) tick by tick.
 """
 from __future__ import annotations
 
