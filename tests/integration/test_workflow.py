@@ -130,6 +130,14 @@ def test_exit_codes_are_documented(cli):
     assert schedlab.__version__ in cli("--version").output
 
 
+def test_python_dash_m_runs_the_same_command_line():
+    import subprocess
+    out = subprocess.run([sys.executable, "-m", "schedlab", "--version"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert schedlab.__version__ in out.stdout
+
+
 # -- nothing lost --------------------------------------------------------------------------
 
 def test_outputs_are_checked_before_any_simulation(cli, workload_csv, cluster_csv, tmp_path):
