@@ -182,7 +182,6 @@ class RosePolicy(LayeredPolicy):
 
     # ------------------------------------------------------------------ AM dispatch
     def dispatch(self, view, st: TickState) -> None:
-        p = self.params
         w = self.workload
         cands = self.candidates.tolist()
         if not cands:
@@ -202,7 +201,6 @@ class RosePolicy(LayeredPolicy):
               out: dict[tuple[int, int], int], budget: np.ndarray, load: np.ndarray) -> None:
         """AMs walk their candidate list (spec §1.4.6 steps 2-3)."""
         p = self.params
-        w = self.workload
         now = st.now
         exhausted: set[int] = set()          # jobs with no candidate left this tick
         usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it

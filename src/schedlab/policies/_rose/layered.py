@@ -53,14 +53,17 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from schedlab.cluster.actions import Dequeue, Enqueue, Place, Preempt, Promote
-from schedlab.cluster.spec import R_CPU, R_MEM
+from schedlab.cluster.actions import Enqueue
+from schedlab.cluster.spec import R_CPU
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.policies._rose.nm import N_LOAD as _NL
+from schedlab.policies._rose.nm import NodeManagerControl
+from schedlab.policies._rose.nm import load_levels as _load_levels
+from schedlab.policies._rose.rm import ResourceManagerRound
 from schedlab.policies.base import Policy, PolicyParams
 
 __all__ = ["LayeredParams", "SpeculativeParams", "LayeredPolicy", "TickState"]
 
-_NL = 4          # load metrics: cpu, mem, disk, net
 _GOLDEN = 0.6180339887498949
 
 
@@ -184,8 +187,9 @@ class TickState:
                 del self._qbt[t]
 
 
-class LayeredPolicy(Policy):
-    """Base: RM heartbeat grants (+ optional upgrade) and the NM threshold controller."""
+class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
+    """Base: RM heartbeat grants (+ optional upgrade, :mod:`.rm`) and the NM threshold
+    controller (:mod:`.nm`); the tick, the mirrors and the AM-side dispatch helpers here."""
 
     Params = LayeredParams
     speculates: ClassVar[bool] = False
@@ -430,356 +434,6 @@ class LayeredPolicy(Policy):
         d = (self._am_phase[j] - now) % p.h_AM
         return float(d + p.am_launch_delay)
 
-    # ------------------------------------------------------------------ RM round
-    def _rm_round(self, view, st: TickState) -> None:
-        w = self.workload
-        beats = self._beat_rows[self._k % self._nm_ticks]
-        beats = beats[st.alive[beats]]
-        if not len(beats):
-            return
-        self.on_heartbeats(view, st, beats)
-        demand = st.pend.copy()
-        spec_tasks = None
-        if self.upgrades:
-            qt = [e[0] for lst in st.qm.values() for e in lst]
-            if qt:
-                qc = [e[1] for lst in st.qm.values() for e in lst]
-                # whole counts: the float bincount is exact
-                demand += np.bincount(qt, weights=qc, minlength=len(demand)).astype(np.int64)
-            running = [g[1] for lst in st.spec_on.values() for g in lst]
-            if running:
-                spec_tasks = np.asarray(running, dtype=np.int64)
-        has = demand > 0
-        if spec_tasks is not None:
-            has[spec_tasks] = True
-        tasks = np.flatnonzero(has)                 # sorted and unique, as union1d returns
-        if not len(tasks):
-            return
-        order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
-        req_o = w.request[order]
-        dem_o = demand[order].astype(np.int64)
-        below = req_o.min(axis=0) - _EPS     # a node with less than this of some resource fits nothing
-        req_rows = self._request_rows
-        order_l = order.tolist()
-        pos_of = None
-        for n in beats.tolist():
-            f = st.free[n]                   # a row view: the grants below update st.free
-            if (f < below).any():
-                continue
-            # running speculative work on n is demand here (rule 1: promote in place)
-            extra = None
-            if self.upgrades and st.spec_on.get(n):
-                if pos_of is None:
-                    pos_of = {t: i for i, t in enumerate(order_l)}
-                extra = np.zeros(len(order), dtype=np.int64)
-                for g in st.spec_on[n]:
-                    extra[pos_of[g[1]]] += g[2]
-                live = (dem_o + extra) > 0
-            else:
-                live = dem_o > 0
-            # first fit in FIFO order; free space only shrinks and ``live`` only turns off on
-            # this node, so a task that did not fit earlier never fits later: scan on from i
-            i = 0
-            while True:
-                i = self._first_fit(order_l, req_o, live, f, i)
-                if i < 0:
-                    break
-                t = order_l[i]
-                req = req_o[i]
-                xi = 0 if extra is None else int(extra[i])
-                want = int(dem_o[i]) + xi
-                # floor(min over requested resources of (free + EPS) / request), in floats
-                q = None
-                for fr, rr in zip(f.tolist(), req_rows[t]):
-                    if rr > 0:
-                        v = (fr + _EPS) / rr
-                        if q is None or v < q:
-                            q = v
-                k = want if q is None else min(math.floor(q), want)
-                got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
-                if got:
-                    if extra is not None:
-                        extra[i] -= promoted
-                        xi -= promoted
-                    dem_o[i] -= got - promoted
-                    f -= req * got
-                    self.counters["regular_grants"] += got
-                if not got or dem_o[i] + xi <= 0:
-                    live[i] = False
-                if (f < below).any():
-                    break
-
-    _SCAN_AHEAD = 6     # candidates tested one by one before the vectorised test
-
-    def _first_fit(self, order: list[int], req_o: np.ndarray, live: np.ndarray, f: np.ndarray,
-                   start: int) -> int:
-        """First position ``i >= start`` whose task is live and whose request fits ``f``
-        (every resource: request <= free + EPS), or -1. The first few positions are tested
-        in Python floats (the same comparisons), the rest with one numpy pass."""
-        n = len(order)
-        stop = min(n, start + self._SCAN_AHEAD)
-        fe = [x + _EPS for x in f.tolist()]
-        rows = self._request_rows
-        for i in range(start, stop):
-            if live[i] and all(r <= x for r, x in zip(rows[order[i]], fe)):
-                return i
-        if stop >= n:
-            return -1
-        ok = np.flatnonzero(live[stop:] & (req_o[stop:] <= f + _EPS).all(axis=1))
-        return stop + int(ok[0]) if len(ok) else -1
-
-    def on_heartbeats(self, view, st: TickState, beats: np.ndarray) -> None:
-        """Hook: NMs in ``beats`` report to the RM on this tick."""
-
-    def _grant(self, view, st: TickState, n: int, t: int, k: int) -> tuple[int, int]:
-        """RM grants ``k`` containers of task ``t`` on node ``n``; upgrade rules of §1.4.6."""
-        w = self.workload
-        j = int(w.job[t])
-        got = 0
-        promoted = 0
-        acts = st.actions
-        if self.upgrades:
-            # 1. promote a speculative task of t running on n (no restart)
-            for g in list(st.spec_on.get(n, [])):
-                if got >= k:
-                    break
-                if g[1] != t or g[2] > k - got:
-                    continue
-                acts.append(Promote(g[0], reason="rose upgrade: grant on the same node"))
-                st.spec_on[n].remove(g)
-                st.spec_n[n] -= g[2]
-                st.spec_req[n] -= w.request[t] * g[2]
-                got += g[2]
-                promoted += g[2]
-                self._upgraded[j] += g[2]
-                self.counters["upgrades_promoted"] += g[2]
-            # 2. a speculative task of t queued at n starts as regular at once
-            if got < k and n in st.qm:
-                c = self._take_queued(st, n, t, k - got)
-                if c:
-                    acts.append(Dequeue(t, n, c, reason="rose upgrade: queued here"))
-                    self._regular_place(st, n, t, c, delay=0.0)
-                    got += c
-                    self._upgraded[j] += c
-                    self.counters["upgrades_dequeued"] += c
-        # 3. the next pending task
-        if got < k and st.pend[t] > 0:
-            c = min(k - got, int(st.pend[t]))
-            st.pend[t] -= c
-            self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
-            got += c
-        # 4. a speculative task of t queued anywhere
-        if self.upgrades and got < k:
-            for m in list(st.q_by_task.get(t, ())):
-                if got >= k:
-                    break
-                c = self._take_queued(st, m, t, k - got)
-                if c:
-                    acts.append(Dequeue(t, m, c, reason="rose upgrade: queued elsewhere"))
-                    self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
-                    got += c
-                    self._upgraded[j] += c
-                    self.counters["upgrades_dequeued"] += c
-        return got, promoted
-
-    def _take_queued(self, st: TickState, m: int, t: int, k: int) -> int:
-        """Remove up to ``k`` instances of ``t`` from the mirror of ``m``'s queue (oldest first)."""
-        lst = st.qm.get(m)
-        if not lst:
-            return 0
-        got = 0
-        for e in list(lst):
-            if got >= k:
-                break
-            if e[0] != t:
-                continue
-            c = min(k - got, e[1])
-            e[1] -= c
-            got += c
-            if e[1] == 0:
-                lst.remove(e)
-        st.qlen[m] -= got
-        if not lst:
-            del st.qm[m]
-        st.forget(m, t)
-        return got
-
-    def _regular_place(self, st: TickState, n: int, t: int, c: int, *, delay: float) -> None:
-        w = self.workload
-        if self.speculates:
-            # kill speculative work first if the new container would cross theta_kill[mem]
-            est = self.expected_usage(st, t, c)
-            lim = self.params.theta_kill[R_MEM] * st.cap[n, R_MEM]
-            if st.used[n, R_MEM] + est[R_MEM] > lim:
-                self._kill_until(st, n, lambda: st.used[n, R_MEM] + est[R_MEM] <= lim,
-                                 reason="regular container needs memory")
-            st.used[n] += est
-            st._load = None
-        st.actions.append(Place(t, n, c, startup_delay=delay, reason="RM grant at NM heartbeat"))
-        st.free[n] -= w.request[t] * c
-
-    # ------------------------------------------------------------------ protection
-    def _kill_one(self, st: TickState, m: int, *, reason: str) -> bool:
-        lst = st.spec_on.get(m)
-        if not lst:
-            return False
-        g = max(lst, key=lambda g: (g[3], g[0]))      # most recently started
-        self._end_spec(st, m, g, outcome="killed", reason=reason)
-        self.counters["spec_kills"] += g[2]
-        return True
-
-    def _end_spec(self, st: TickState, m: int, g: list[Any], *, outcome: str, reason: str) -> None:
-        """End running speculative group ``g`` on ``m`` (requeued; a TBAMR penalty for ``m``)."""
-        st.spec_on[m].remove(g)
-        gid, t, c, _ = g
-        w = self.workload
-        st.actions.append(Preempt(gid, outcome=outcome, requeue=True, reason=reason))
-        st.used[m] -= w.usage[t] * c
-        st._load = None
-        st.spec_n[m] -= c
-        st.spec_req[m] -= w.request[t] * c
-        st.pend[t] += c
-        self.task_rescheduled[t] = True
-        pen = self._job_pen.setdefault(int(w.job[t]), {})
-        pen[m] = pen.get(m, 0) + c
-
-    def _kill_until(self, st: TickState, m: int, done, *, reason: str) -> None:
-        while not done():
-            if not self._kill_one(st, m, reason=reason):
-                break
-
-    def _protect(self, view, st: TickState) -> None:
-        p = self.params
-        cap = st.cap
-        kill = np.asarray(p.theta_kill)
-        launch = np.asarray(p.theta_launch)
-        u = _load_levels(st.used, cap)
-        over = u > kill[None, :]
-        self._over_time = np.where(over, self._over_time + p.tick, 0.0)
-        comp_idx = [r for r in range(_NL) if r != R_MEM]
-        act = (u[:, R_MEM] > kill[R_MEM]) | (self._over_time[:, comp_idx] >= p.T_throttle - _EPS).any(axis=1)
-        if not st.spec_on or not act.any():
-            return
-        for m in list(st.spec_on):
-            if not act[m]:
-                continue
-            if u[m, R_MEM] > kill[R_MEM]:
-                lim = launch[R_MEM] * cap[m, R_MEM]
-                self._kill_until(st, m, lambda m=m, lim=lim: st.used[m, R_MEM] <= lim,
-                                 reason="memory above theta_kill")
-            comp = [r for r in range(_NL) if r != R_MEM]
-            if (self._over_time[m, comp] >= p.T_throttle - _EPS).any() and p.T_throttle >= 0:
-                self._kill_one(st, m, reason="throttle: compressible resource above theta_kill")
-
-    def on_memory_pressure(self, view, machine):
-        if not self.speculates:
-            return None
-        rg = view.running_groups()
-        sel = np.flatnonzero(rg.opportunistic & (rg.machine == machine))
-        if not len(sel):
-            return None
-        sel = sel[np.lexsort((-rg.gid[sel], -rg.start_time[sel]))]   # most recent first
-        w = self.workload
-        over = float(view.used[machine, R_MEM] - view.capacity[machine, R_MEM])
-        out = []
-        for i in sel:
-            if over <= _EPS:
-                break
-            t, c = int(rg.task[i]), int(rg.count[i])
-            out.append(Preempt(int(rg.gid[i]), outcome="killed", requeue=True,
-                               reason="memory pressure: speculative first"))
-            over -= w.usage[t, R_MEM] * c
-            self.counters["spec_kills"] += c
-            self.task_rescheduled[t] = True
-        return out
-
-    # ------------------------------------------------------------------ launch
-    def can_launch(self, st: TickState, m: int, t: int) -> bool:
-        """Launch rule B2: launch thresholds after the expected usage, N_spec_max, rho_max."""
-        if st.spec_n[m] >= self.params.N_spec_max:
-            return False
-        # the numpy test, element by element in Python floats (the same IEEE operations)
-        r0, r1, r2, r3 = self._req_rows[t]
-        s0, s1, s2, s3 = st.spec_req[m, :_NL].tolist()
-        l0, l1, l2, l3 = self._lim_rho_rows[m]
-        if s0 + r0 > l0 or s1 + r1 > l1 or s2 + r2 > l2 or s3 + r3 > l3:
-            return False
-        e0, e1, e2, e3 = st.ratio[self.workload.job[t], :_NL].tolist()
-        u0, u1, u2, u3 = st.used[m, :_NL].tolist()
-        l0, l1, l2, l3 = self._lim_launch_rows[m]
-        return not (u0 + e0 * r0 > l0 or u1 + e1 * r1 > l1 or u2 + e2 * r2 > l2
-                    or u3 + e3 * r3 > l3)
-
-    def _started(self, st: TickState, m: int, t: int, wait: float) -> None:
-        w = self.workload
-        st.used[m] += self.expected_usage(st, t)
-        st._load = None
-        st.spec_n[m] += 1
-        st.spec_req[m] += w.request[t]
-        self.counters["spec_launched"] += 1
-        self.task_launched[t] = True
-        self.spec_waits.append(wait)
-        if self.params.adaptive_timeout:
-            self._job_waits.setdefault(int(w.job[t]), []).append(wait)
-
-    def launch(self, view, st: TickState) -> None:
-        """Strict FIFO launch from every NM queue (threshold controller, rule B)."""
-        delay = self.params.spec_launch_delay
-        for m in sorted(st.qm):
-            lst = st.qm[m]
-            while lst:
-                t, c, tq = lst[0]
-                if not self.can_launch(st, m, t):
-                    break
-                st.actions.append(Place(t, m, 1, opportunistic=True, from_queue=True,
-                                        startup_delay=delay, reason="NM threshold launch"))
-                self._started(st, m, t, st.now - tq)
-                st.qlen[m] -= 1
-                if c == 1:
-                    lst.pop(0)
-                    st.forget(m, t)
-                else:
-                    lst[0][1] = c - 1
-            if not lst:
-                del st.qm[m]
-
-    # ------------------------------------------------------------------ timeouts
-    def timeout_for(self, j: int) -> float:
-        p = self.params
-        if p.adaptive_timeout:
-            waits = self._job_waits.get(j)
-            if waits:
-                return max(5.0, 2.0 * float(np.median(waits)))
-        return p.T_to
-
-    def _timeout(self, view, st: TickState) -> None:
-        w = self.workload
-        p = self.params
-        fixed = not p.adaptive_timeout
-        now, T_to = st.now, p.T_to
-        for m in list(st.qm):
-            lst = st.qm[m]
-            if fixed and now - min([e[2] for e in lst]) <= T_to:
-                continue
-            for e in list(lst):
-                t, c, tq = e
-                if st.now - tq <= self.timeout_for(int(w.job[t])):
-                    continue
-                st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
-                lst.remove(e)
-                st.forget(m, t)
-                st.qlen[m] -= c
-                st.pend[t] += c
-                self._timeouts[t] += c
-                self._timed_out_at.setdefault(t, set()).add(m)
-                self.counters["spec_timeouts"] += c
-                self.counters["spec_rescheduled"] += c
-                self.task_rescheduled[t] = True
-                if self._timeouts[t] >= p.R_max * w.instances[t]:
-                    self._no_spec[t] = True
-            if not lst:
-                del st.qm[m]
-
     # ------------------------------------------------------------------ dispatch helpers
     def eligible_tasks(self, view, st: TickState) -> np.ndarray:
         """Pending tasks the AMs may speculate now, FIFO (spec §1.4.6 step 1)."""
@@ -898,13 +552,6 @@ class LayeredPolicy(Policy):
 
     def instant_load(self, st: TickState) -> np.ndarray:
         return _load_levels(st.used, st.cap)
-
-
-def _load_levels(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """used / capacity of the load metrics, 0 where the capacity is not finite and positive
-    (divides only there: the same quotients, no warnings to silence)."""
-    cap = cap[:, :_NL]
-    return np.divide(used[:, :_NL], cap, out=np.zeros(cap.shape), where=np.isfinite(cap) & (cap > 0))
 
 
 def ceil_div(a: float, b: float) -> int:

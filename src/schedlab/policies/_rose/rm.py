@@ -1,0 +1,215 @@
+"""The RM layer of the layered ROSE model (spec §1.2, §1.4.7): the heartbeat round.
+
+On a tick, the heartbeating NMs report; the RM grants regular containers on them, FIFO by
+job submission and task readiness, using the capacity freed up to that report. With
+upgrades (ROSE), a grant may promote a task already running or queued speculatively on
+that node instead of starting a new container. A mixin of
+:class:`schedlab.policies._rose.layered.LayeredPolicy`, which holds the state it reads.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from schedlab.cluster.actions import Dequeue, Place, Promote
+from schedlab.cluster.spec import R_MEM
+from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+
+if TYPE_CHECKING:
+    from schedlab.policies._rose.layered import TickState
+
+__all__ = ["ResourceManagerRound"]
+
+
+class ResourceManagerRound:
+    """RM grants at NM heartbeats (step 1 of the layered tick)."""
+
+    # ------------------------------------------------------------------ RM round
+    def _rm_round(self, view, st: TickState) -> None:
+        w = self.workload
+        beats = self._beat_rows[self._k % self._nm_ticks]
+        beats = beats[st.alive[beats]]
+        if not len(beats):
+            return
+        self.on_heartbeats(view, st, beats)
+        demand = st.pend.copy()
+        spec_tasks = None
+        if self.upgrades:
+            qt = [e[0] for lst in st.qm.values() for e in lst]
+            if qt:
+                qc = [e[1] for lst in st.qm.values() for e in lst]
+                # whole counts: the float bincount is exact
+                demand += np.bincount(qt, weights=qc, minlength=len(demand)).astype(np.int64)
+            running = [g[1] for lst in st.spec_on.values() for g in lst]
+            if running:
+                spec_tasks = np.asarray(running, dtype=np.int64)
+        has = demand > 0
+        if spec_tasks is not None:
+            has[spec_tasks] = True
+        tasks = np.flatnonzero(has)                 # sorted and unique, as union1d returns
+        if not len(tasks):
+            return
+        order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
+        req_o = w.request[order]
+        dem_o = demand[order].astype(np.int64)
+        below = req_o.min(axis=0) - _EPS     # a node with less than this of some resource fits nothing
+        req_rows = self._request_rows
+        order_l = order.tolist()
+        pos_of = None
+        for n in beats.tolist():
+            f = st.free[n]                   # a row view: the grants below update st.free
+            if (f < below).any():
+                continue
+            # running speculative work on n is demand here (rule 1: promote in place)
+            extra = None
+            if self.upgrades and st.spec_on.get(n):
+                if pos_of is None:
+                    pos_of = {t: i for i, t in enumerate(order_l)}
+                extra = np.zeros(len(order), dtype=np.int64)
+                for g in st.spec_on[n]:
+                    extra[pos_of[g[1]]] += g[2]
+                live = (dem_o + extra) > 0
+            else:
+                live = dem_o > 0
+            # first fit in FIFO order; free space only shrinks and ``live`` only turns off on
+            # this node, so a task that did not fit earlier never fits later: scan on from i
+            i = 0
+            while True:
+                i = self._first_fit(order_l, req_o, live, f, i)
+                if i < 0:
+                    break
+                t = order_l[i]
+                req = req_o[i]
+                xi = 0 if extra is None else int(extra[i])
+                want = int(dem_o[i]) + xi
+                # floor(min over requested resources of (free + EPS) / request), in floats
+                q = None
+                for fr, rr in zip(f.tolist(), req_rows[t]):
+                    if rr > 0:
+                        v = (fr + _EPS) / rr
+                        if q is None or v < q:
+                            q = v
+                k = want if q is None else min(math.floor(q), want)
+                got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
+                if got:
+                    if extra is not None:
+                        extra[i] -= promoted
+                        xi -= promoted
+                    dem_o[i] -= got - promoted
+                    f -= req * got
+                    self.counters["regular_grants"] += got
+                if not got or dem_o[i] + xi <= 0:
+                    live[i] = False
+                if (f < below).any():
+                    break
+
+    _SCAN_AHEAD = 6     # candidates tested one by one before the vectorised test
+
+    def _first_fit(self, order: list[int], req_o: np.ndarray, live: np.ndarray, f: np.ndarray,
+                   start: int) -> int:
+        """First position ``i >= start`` whose task is live and whose request fits ``f``
+        (every resource: request <= free + EPS), or -1. The first few positions are tested
+        in Python floats (the same comparisons), the rest with one numpy pass."""
+        n = len(order)
+        stop = min(n, start + self._SCAN_AHEAD)
+        fe = [x + _EPS for x in f.tolist()]
+        rows = self._request_rows
+        for i in range(start, stop):
+            if live[i] and all(r <= x for r, x in zip(rows[order[i]], fe)):
+                return i
+        if stop >= n:
+            return -1
+        ok = np.flatnonzero(live[stop:] & (req_o[stop:] <= f + _EPS).all(axis=1))
+        return stop + int(ok[0]) if len(ok) else -1
+
+    def on_heartbeats(self, view, st: TickState, beats: np.ndarray) -> None:
+        """Hook: NMs in ``beats`` report to the RM on this tick."""
+
+    def _grant(self, view, st: TickState, n: int, t: int, k: int) -> tuple[int, int]:
+        """RM grants ``k`` containers of task ``t`` on node ``n``; upgrade rules of §1.4.6."""
+        w = self.workload
+        j = int(w.job[t])
+        got = 0
+        promoted = 0
+        acts = st.actions
+        if self.upgrades:
+            # 1. promote a speculative task of t running on n (no restart)
+            for g in list(st.spec_on.get(n, [])):
+                if got >= k:
+                    break
+                if g[1] != t or g[2] > k - got:
+                    continue
+                acts.append(Promote(g[0], reason="rose upgrade: grant on the same node"))
+                st.spec_on[n].remove(g)
+                st.spec_n[n] -= g[2]
+                st.spec_req[n] -= w.request[t] * g[2]
+                got += g[2]
+                promoted += g[2]
+                self._upgraded[j] += g[2]
+                self.counters["upgrades_promoted"] += g[2]
+            # 2. a speculative task of t queued at n starts as regular at once
+            if got < k and n in st.qm:
+                c = self._take_queued(st, n, t, k - got)
+                if c:
+                    acts.append(Dequeue(t, n, c, reason="rose upgrade: queued here"))
+                    self._regular_place(st, n, t, c, delay=0.0)
+                    got += c
+                    self._upgraded[j] += c
+                    self.counters["upgrades_dequeued"] += c
+        # 3. the next pending task
+        if got < k and st.pend[t] > 0:
+            c = min(k - got, int(st.pend[t]))
+            st.pend[t] -= c
+            self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
+            got += c
+        # 4. a speculative task of t queued anywhere
+        if self.upgrades and got < k:
+            for m in list(st.q_by_task.get(t, ())):
+                if got >= k:
+                    break
+                c = self._take_queued(st, m, t, k - got)
+                if c:
+                    acts.append(Dequeue(t, m, c, reason="rose upgrade: queued elsewhere"))
+                    self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
+                    got += c
+                    self._upgraded[j] += c
+                    self.counters["upgrades_dequeued"] += c
+        return got, promoted
+
+    def _take_queued(self, st: TickState, m: int, t: int, k: int) -> int:
+        """Remove up to ``k`` instances of ``t`` from the mirror of ``m``'s queue (oldest first)."""
+        lst = st.qm.get(m)
+        if not lst:
+            return 0
+        got = 0
+        for e in list(lst):
+            if got >= k:
+                break
+            if e[0] != t:
+                continue
+            c = min(k - got, e[1])
+            e[1] -= c
+            got += c
+            if e[1] == 0:
+                lst.remove(e)
+        st.qlen[m] -= got
+        if not lst:
+            del st.qm[m]
+        st.forget(m, t)
+        return got
+
+    def _regular_place(self, st: TickState, n: int, t: int, c: int, *, delay: float) -> None:
+        w = self.workload
+        if self.speculates:
+            # kill speculative work first if the new container would cross theta_kill[mem]
+            est = self.expected_usage(st, t, c)
+            lim = self.params.theta_kill[R_MEM] * st.cap[n, R_MEM]
+            if st.used[n, R_MEM] + est[R_MEM] > lim:
+                self._kill_until(st, n, lambda: st.used[n, R_MEM] + est[R_MEM] <= lim,
+                                 reason="regular container needs memory")
+            st.used[n] += est
+            st._load = None
+        st.actions.append(Place(t, n, c, startup_delay=delay, reason="RM grant at NM heartbeat"))
+        st.free[n] -= w.request[t] * c
