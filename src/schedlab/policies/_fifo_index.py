@@ -35,14 +35,13 @@ decisions: a vector with queued tasks is dead.
 from __future__ import annotations
 
 import heapq
-import importlib
-import os
 from bisect import insort
 
 import numpy as np
 
 from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.policies._jit import compiled_module
 
 __all__ = ["FirstFitIndex"]
 
@@ -249,14 +248,10 @@ class FirstFitIndex:
         if self._rows_scanned < _KERNEL_MIN_ROWS:
             return None
         self._kernel = False
-        if os.environ.get("SCHEDLAB_JIT", "1") != "0":
-            try:
-                kernels = importlib.import_module("schedlab.policies._kernels")
-            except ImportError:
-                pass
-            else:
-                self._kernel = kernels.scan_first_fit
-                self._fits_kernel = kernels.fits_somewhere
+        kernels = compiled_module("schedlab.policies._kernels")
+        if kernels is not None:
+            self._kernel = kernels.scan_first_fit
+            self._fits_kernel = kernels.fits_somewhere
         return self._kernel or None
 
     def _scan_compiled(self, s: _Scan, t: int, n: int, free_c: np.ndarray,

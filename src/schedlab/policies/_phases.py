@@ -9,14 +9,13 @@ All vectorised over machines: no Python loop over nodes on the hot path.
 """
 from __future__ import annotations
 
-import importlib
-import os
 from typing import Callable
 
 import numpy as np
 
 from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.policies._jit import compiled_module
 
 __all__ = ["fit_counts", "fits_any", "spread", "candidate_mask", "active_columns",
            "greedy_place", "machine_order"]
@@ -44,12 +43,8 @@ def _first_fit_kernel(cells: int) -> Callable | None:
     _cells_seen[0] += cells
     if _cells_seen[0] < _KERNEL_MIN_CELLS:
         return None
-    fn = None
-    if os.environ.get("SCHEDLAB_JIT", "1") != "0":
-        try:
-            fn = importlib.import_module("schedlab.policies._kernels").first_fit
-        except ImportError:
-            fn = None
+    kernels = compiled_module("schedlab.policies._kernels")
+    fn = kernels.first_fit if kernels is not None else None
     _kernel.append(fn)
     return fn
 

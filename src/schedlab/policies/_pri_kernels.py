@@ -23,11 +23,11 @@ three loops about 1 s on the first run (then they load from the disk cache).
 """
 from __future__ import annotations
 
-import importlib
-import os
 from types import SimpleNamespace
 
 import numpy as np
+
+from schedlab.policies._jit import compiler
 
 __all__ = ["load", "NUMPY"]
 
@@ -122,14 +122,9 @@ def load() -> SimpleNamespace:
     ``SCHEDLAB_JIT=0``."""
     if not _loaded:
         fns = NUMPY
-        if os.environ.get("SCHEDLAB_JIT", "1") != "0":
-            try:
-                numba = importlib.import_module("numba")
-            except ImportError:
-                numba = None
-            if numba is not None:
-                jit = numba.njit(cache=True, nogil=True)
-                fns = SimpleNamespace(first_wanted=jit(_first_wanted), room=jit(_room),
-                                      slot_total=jit(_slot_total), slot_pick=jit(_slot_pick))
+        jit = compiler()
+        if jit is not None:
+            fns = SimpleNamespace(first_wanted=jit(_first_wanted), room=jit(_room),
+                                  slot_total=jit(_slot_total), slot_pick=jit(_slot_pick))
         _loaded.append(fns)
     return _loaded[0]

@@ -19,14 +19,13 @@ Importing this module imports numba; :func:`load` returns None without numba or 
 """
 from __future__ import annotations
 
-import importlib
-import os
 from typing import Callable
 
 import numpy as np
 
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
+from schedlab.policies._jit import compiler
 
 __all__ = ["load", "load_victim", "DONE", "STOPPED", "MODE_EVICT", "MODE_SPLIT"]
 
@@ -196,14 +195,8 @@ def load() -> Callable | None:
     """The compiled :func:`_scan_place` (cached on disk), or None without numba or with
     ``SCHEDLAB_JIT=0``."""
     if not _loaded:
-        fn = None
-        if os.environ.get("SCHEDLAB_JIT", "1") != "0":
-            try:
-                numba = importlib.import_module("numba")
-                fn = numba.njit(cache=True, nogil=True)(_scan_place)
-            except ImportError:
-                fn = None
-        _loaded.append(fn)
+        jit = compiler()
+        _loaded.append(jit(_scan_place) if jit is not None else None)
     return _loaded[0]
 
 
@@ -212,6 +205,5 @@ def load_victim() -> Callable | None:
     if load() is None:
         return None
     if not _victim:
-        numba = importlib.import_module("numba")
-        _victim.append(numba.njit(cache=True, nogil=True)(_pick_victim))
+        _victim.append(compiler()(_pick_victim))
     return _victim[0]
