@@ -14,6 +14,15 @@ from schedlab.policies.natjam import NatjamPolicy
 from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
+@pytest.fixture(autouse=True)
+def _compiled_on(monkeypatch):
+    """These tests compare compiled code with numpy: compile even under ``SCHEDLAB_JIT=0``,
+    with the loaders' caches fresh (a run switched off may have cached None)."""
+    monkeypatch.delenv("SCHEDLAB_JIT", raising=False)
+    monkeypatch.setattr(kernels, "_loaded", [])
+    monkeypatch.setattr(kernels, "_victim", [])
+
+
 class _CheckedNatjam(NatjamPolicy):
     name = "natjam-checked"
 
@@ -72,6 +81,7 @@ def test_runs_equal_without_the_compiled_victim(module, monkeypatch):
                                  config={"record_levels": False}).attempts
 
     walk = kernels.load()
+    kernels.load_victim()                           # compiled before the walk is switched off
     monkeypatch.setattr(kernels, "_loaded", [None])
     monkeypatch.setattr(kernels, "load_victim", lambda: (
         kernels._victim[0] if kernels._victim else None))

@@ -84,6 +84,7 @@ def test_index_matches_full_recheck_every_decision(m, max_inst, compiled, monkey
     in numpy, or in compiled code from its first decision on."""
     if compiled:
         pytest.importorskip("numba", reason="numba is not installed")
+        monkeypatch.delenv("SCHEDLAB_JIT", raising=False)    # compiled even if switched off
         monkeypatch.setattr(_fifo_index, "_KERNEL_MIN_ROWS", 0)
     else:
         monkeypatch.setenv("SCHEDLAB_JIT", "0")
