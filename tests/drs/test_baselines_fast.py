@@ -117,6 +117,9 @@ def test_compiled_walk_matches_the_python_loop(module, cluster, rate, monkeypatc
     the Python loop: the same attempts, row for row, on an overloaded EC2-like cluster
     and on the 50 heterogeneous workers of W-DRS-1 (where it searches only workers with
     a free processor), overloaded (50 jobs/s) and not (5 jobs/s)."""
+    monkeypatch.delenv("SCHEDLAB_JIT", raising=False)   # compiled even if switched off
+    monkeypatch.setattr(kernels, "_loaded", [])
+    monkeypatch.setattr(kernels, "_victim", [])
     assert kernels.load() is not None         # numba is a test dependency
 
     def run():
