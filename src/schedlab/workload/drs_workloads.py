@@ -60,17 +60,96 @@ def drs_cluster_2(n: int = 30, *, alpha: float = 0.5, beta: float = 0.5) -> Clus
                        name=f"w-drs-2-{n}")
 
 
-def _dag_parents(m: int, rng: np.random.Generator) -> list[list[int]]:
+class _Draws:
+    """``Generator.integers`` and ``Generator.choice(..., replace=False)`` for small
+    bounded integers, drawing the same 32-bit words from the same bit generator by the same
+    rules (numpy's Lemire bounded draw, Floyd's sampling, then a Fisher-Yates shuffle) but
+    through the bit generator's C interface, without the Python overhead of the two methods
+    (about 15 µs a call, once per task of :func:`drs_jobs`). :func:`fast_draws_match`
+    checks the rules against numpy; if they differ, numpy's methods are used.
+    """
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+        c = rng.bit_generator.ctypes
+        self._next32, self._state = c.next_uint32, c.state
+
+    def upto(self, r: int) -> int:
+        """Uniform in 0..r (r < 2**32 - 1): ``rng.integers(0, r + 1)``."""
+        if r == 0:
+            return 0
+        span = r + 1
+        m = self._next32(self._state) * span
+        if (m & 0xFFFFFFFF) < span:
+            threshold = (0xFFFFFFFF - r) % span
+            while (m & 0xFFFFFFFF) < threshold:
+                m = self._next32(self._state) * span
+        return m >> 32
+
+    def sample(self, n: int, k: int) -> list[int]:
+        """``k`` distinct positions of ``range(n)``: ``rng.choice(n, k, replace=False)``."""
+        if n > 10000:                                   # numpy shuffles a tail instead
+            return [int(x) for x in self.rng.choice(n, k, replace=False)]
+        out: list[int] = []
+        taken: set[int] = set()
+        for j in range(n - k, n):
+            v = self.upto(j)
+            if v in taken:
+                v = j
+            taken.add(v)
+            out.append(v)
+        for i in range(k - 1, 0, -1):
+            j = self.upto(i)
+            out[i], out[j] = out[j], out[i]
+        return out
+
+
+class _NumpyDraws(_Draws):
+    """The same draws through numpy's own methods (the reference for :class:`_Draws`)."""
+
+    def upto(self, r: int) -> int:
+        return int(self.rng.integers(0, r + 1))
+
+    def sample(self, n: int, k: int) -> list[int]:
+        return [int(x) for x in self.rng.choice(n, k, replace=False)]
+
+
+def fast_draws_match() -> bool:
+    """Whether :class:`_Draws` gives numpy's numbers and leaves the generator where numpy
+    leaves it (checked once per process on a fixed seed)."""
+    global _FAST_DRAWS_MATCH
+    if _FAST_DRAWS_MATCH is None:
+        a, b = np.random.default_rng(2024), np.random.default_rng(2024)
+        fast, ref = _Draws(a), _NumpyDraws(b)
+        same = True
+        for n in range(1, 40):
+            for k in range(1, min(n, 4) + 1):
+                same &= fast.upto(n % 5) == ref.upto(n % 5)
+                same &= fast.sample(n, k) == ref.sample(n, k)
+                same &= bool(a.standard_normal() == b.standard_normal())   # uint32 buffer
+        _FAST_DRAWS_MATCH = bool(same) and a.bit_generator.state == b.bit_generator.state
+    return _FAST_DRAWS_MATCH
+
+
+_FAST_DRAWS_MATCH: bool | None = None
+
+
+def _draws(rng: np.random.Generator) -> _Draws:
+    return _Draws(rng) if fast_draws_match() else _NumpyDraws(rng)
+
+
+def _dag_parents(m: int, rng: np.random.Generator | _Draws) -> list[list[int]]:
     """2-4 levels; every non-root task depends on 1-2 random tasks of the level above."""
-    n_lev = int(rng.integers(2, 5))
-    n_lev = min(n_lev, m)
-    cuts = np.sort(rng.choice(np.arange(1, m), n_lev - 1, replace=False)) if n_lev > 1 else []
-    levels = np.split(np.arange(m), cuts)
+    draws = rng if isinstance(rng, _Draws) else _draws(rng)
+    n_lev = min(2 + draws.upto(2), m)
+    cuts = sorted(1 + i for i in draws.sample(m - 1, n_lev - 1)) if n_lev > 1 else []
+    bounds = [0, *cuts, m]
     parents: list[list[int]] = [[] for _ in range(m)]
-    for above, here in zip(levels[:-1], levels[1:]):
-        for t in here:
-            k = int(min(len(above), rng.integers(1, 3)))
-            parents[t] = sorted(int(x) for x in rng.choice(above, k, replace=False))
+    for lo, mid, hi in zip(bounds, bounds[1:], bounds[2:]):
+        width = mid - lo
+        for t in range(mid, hi):
+            k = min(width, 1 + draws.upto(1))
+            parents[t] = sorted(lo + i for i in draws.sample(width, k))
     return parents
 
 
@@ -98,27 +177,34 @@ def drs_jobs(a: int, m: int, *, rate: float, seed: int = 0, sizes: str = "lognor
     in their sizes and deadlines.
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, a, m, int(rate * 1000), 7]))
-    rows = []
+    draws = _draws(rng)
+    task_ids = [f"t{t}" for t in range(m)]
+    parents, durations, cpus, mems = [], [], [], []
     for j in range(a):
-        submit = j / rate
         cpu_heavy = j % 2 == 0
-        parents = _dag_parents(m, rng)
+        parents += [";".join([task_ids[p] for p in ps]) for ps in _dag_parents(m, draws)]
         if sizes == "bimodal":
             dur = rng.choice([0.1, 0.4], m)
         else:
             dur = median * np.exp(sigma * rng.standard_normal(m))
-        dur = dur * size_scale
+        durations.append(dur * size_scale)
         if cpu_heavy:
             cpu, mem = rng.uniform(0.5, 2.0, m), rng.uniform(0.5, 1.0, m)
         else:
             cpu, mem = rng.uniform(0.25, 0.5, m), rng.uniform(2.0, 4.0, m)
-        for t in range(m):
-            rows.append((f"j{j}", f"t{t}", submit, float(dur[t]), float(cpu[t]), float(mem[t]),
-                         ";".join(f"t{p}" for p in parents[t]),
-                         "cpu" if cpu_heavy else "mem"))
-    df = pd.DataFrame(rows, columns=["job_id", "task_id", "submit_time", "duration", "cpu",
-                                     "mem", "parents", "stage"])
+        cpus.append(cpu)
+        mems.append(mem)
+    job = np.repeat(np.arange(a), m)
+    df = pd.DataFrame({
+        "job_id": [f"j{j}" for j in range(a) for _ in range(m)], "task_id": task_ids * a,
+        "submit_time": job / rate, "duration": _joined(durations), "cpu": _joined(cpus),
+        "mem": _joined(mems), "parents": parents,
+        "stage": [("cpu", "mem")[j % 2] for j in range(a) for _ in range(m)]})
     return add_deadlines(df, rng)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def traces_dir() -> Path:

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from schedlab.cluster.spec import RESOURCES
+from schedlab.workload.edges import csr as _csr
+from schedlab.workload.edges import gather, parent_lists, parent_rows, topological_levels
 from schedlab.workload.table import normalize_workload
 from schedlab.workload.usage_steps import (STEPS_COLUMN, Steps, segments_from_table,
                                            steps_to_csr, steps_to_json)
@@ -142,24 +144,14 @@ class Workload:
         np.cumsum(instances, out=inst_offset[1:])
         queue_codes, queue_names = pd.factorize(df["queue"], sort=True)
         # DAG edges (parents already checked by normalize_workload)
-        parents_col = df["parents"].to_numpy()
-        has = np.flatnonzero(parents_col != "")
-        src: list[int] = []
-        dst: list[int] = []
-        if len(has):
-            key = {(j, t): i for i, (j, t) in enumerate(zip(df["job_id"].to_numpy(),
-                                                             df["task_id"].to_numpy()))}
-            jid = df["job_id"].to_numpy()
-            for i in has:
-                for p in str(parents_col[i]).split(";"):
-                    p = p.strip()
-                    if p:
-                        src.append(key[(jid[i], p)])
-                        dst.append(int(i))
-        src_a = np.asarray(src, dtype=np.int64)
-        dst_a = np.asarray(dst, dtype=np.int64)
-        parent_ptr, parent_idx = _csr(dst_a, src_a, T)
-        child_ptr, child_idx = _csr(src_a, dst_a, T)
+        child, names = parent_lists(df["parents"].to_numpy())
+        jid = df["job_id"].to_numpy()
+        parent = parent_rows(jid, df["task_id"].to_numpy(), child, names)
+        if (parent < 0).any():
+            e = int(np.flatnonzero(parent < 0)[0])
+            raise KeyError((jid[child[e]], names[e]))
+        parent_ptr, parent_idx = _csr(child, parent, T)
+        child_ptr, child_idx = _csr(parent, child, T)
         job_tasks_ptr, job_tasks = _csr(job, np.arange(T, dtype=np.int64), len(job_ids))
         return cls(
             frame=df, job_ids=_ro(np.asarray(job_ids, dtype=object)),
@@ -180,34 +172,28 @@ class Workload:
 
     def critical_path(self) -> np.ndarray:
         """Per job, the longest chain of task durations (nominal speed), in seconds."""
-        longest = self.duration.copy()
-        if len(self.parent_idx):
-            order = _topological_order(self)
-            for t in order:
-                ps = self.parents(t)
-                if len(ps):
-                    longest[t] = self.duration[t] + longest[ps].max()
-        out = np.zeros(self.n_jobs)
-        np.maximum.at(out, self.job, longest)
-        return out
+        cached = self.__dict__.get("_critical_path_cache")
+        if cached is None:
+            cached = _ro(_critical_path(self))
+            object.__setattr__(self, "_critical_path_cache", cached)    # arrays never change
+        return cached.copy()
 
 
-def _csr(keys: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    order = np.argsort(keys, kind="stable")
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
-    return ptr, values[order].astype(np.int64)
+def _critical_path(w: Workload) -> np.ndarray:
+    """Level by level (each level's tasks at once): a task's longest chain is its duration
+    plus the longest chain of its parents, the same additions as task by task."""
+    longest = w.duration.copy()
+    if len(w.parent_idx):
+        for nodes in _topological_levels(w)[1:]:
+            chains, counts = gather(w.parent_ptr, w.parent_idx, nodes)
+            starts = np.cumsum(counts) - counts
+            longest[nodes] = w.duration[nodes] + np.maximum.reduceat(longest[chains], starts)
+    out = np.zeros(w.n_jobs)
+    np.maximum.at(out, w.job, longest)
+    return out
 
 
-def _topological_order(w: Workload) -> list[int]:
-    indeg = np.diff(w.parent_ptr).copy()
-    ready = list(np.flatnonzero(indeg == 0))
-    order: list[int] = []
-    while ready:
-        t = ready.pop()
-        order.append(int(t))
-        for c in w.children(t):
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                ready.append(c)
-    return order
+def _topological_levels(w: Workload) -> list[np.ndarray]:
+    """The tasks without parents, then those whose last parent is in the level before..."""
+    return topological_levels(w.child_ptr, w.child_idx, np.diff(w.parent_ptr))[0]
+

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab.errors import InputError
+from schedlab.workload.edges import csr, parent_lists, parent_rows, topological_levels
 from schedlab.workload.usage_steps import STEPS_COLUMN, segments_from_table
 
 __all__ = ["REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "WORKLOAD_COLUMNS",
@@ -153,43 +154,28 @@ def normalize_workload(df: pd.DataFrame, *, source: str = "<workload>",
 
 
 def _check_parents(out: pd.DataFrame, source: str, row_offset: int) -> None:
-    has = out["parents"].to_numpy() != ""
-    if not has.any():
+    """Each parent a task of the same job and not the task itself, the first bad entry in
+    row order named; no cycles (the cycle's smallest (job_id, task_id) named)."""
+    child, names = parent_lists(out["parents"].to_numpy())
+    if not len(child):
         return
-    known = set(zip(out["job_id"].to_numpy(), out["task_id"].to_numpy()))
     jobs = out["job_id"].to_numpy()
     tasks = out["task_id"].to_numpy()
-    children: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    indeg: dict[tuple[str, str], int] = {}
-    parents_col = out["parents"].to_numpy()
-    for i in np.flatnonzero(has):
-        job = jobs[i]
-        for p in str(parents_col[i]).split(";"):
-            p = p.strip()
-            if not p:
-                continue
-            if (job, p) not in known:
-                raise InputError(f"parent {p!r} is not a task of job {job!r}", file=source,
-                                 row=int(i) + row_offset, column="parents",
-                                 expected="task_ids of the same job separated by ';'")
-            if p == tasks[i]:
-                raise InputError("a task cannot be its own parent", file=source,
-                                 row=int(i) + row_offset, column="parents")
-            children.setdefault((job, p), []).append((job, tasks[i]))
-            indeg[(job, tasks[i])] = indeg.get((job, tasks[i]), 0) + 1
-    # Kahn's algorithm restricted to tasks that take part in an edge
-    nodes = set(children) | set(indeg)
-    ready = [n for n in nodes if indeg.get(n, 0) == 0]
-    seen = 0
-    while ready:
-        n = ready.pop()
-        seen += 1
-        for c in children.get(n, ()):
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                ready.append(c)
-    if seen != len(nodes):
-        stuck = sorted(n for n in nodes if indeg.get(n, 0) > 0)[0]
+    parent = parent_rows(jobs, tasks, child, names)
+    bad = (parent < 0) | (parent == child)      # ids are unique: a task's own name is its row
+    if bad.any():
+        e = _first_bad(bad)
+        i = int(child[e])
+        if parent[e] < 0:
+            raise InputError(f"parent {names[e]!r} is not a task of job {jobs[i]!r}",
+                             file=source, row=i + row_offset, column="parents",
+                             expected="task_ids of the same job separated by ';'")
+        raise InputError("a task cannot be its own parent", file=source,
+                         row=i + row_offset, column="parents")
+    child_ptr, child_idx = csr(parent, child, len(out))
+    _, left = topological_levels(child_ptr, child_idx, np.bincount(child, minlength=len(out)))
+    if (left > 0).any():
+        stuck = min(zip(jobs[left > 0], tasks[left > 0]))
         pos = int(np.flatnonzero((jobs == stuck[0]) & (tasks == stuck[1]))[0])
         raise InputError(f"job {stuck[0]!r} has a dependency cycle through task {stuck[1]!r}",
                          file=source, row=pos + row_offset, column="parents",
