@@ -7,7 +7,7 @@ them: one pass of Python over the parent strings, the rest array-wise over the w
 """
 from __future__ import annotations
 
-from itertools import chain
+from operator import methodcaller
 
 import numpy as np
 import pandas as pd
@@ -26,9 +26,11 @@ def parent_lists(parents: np.ndarray) -> tuple[np.ndarray, list[str]]:
     rows = np.flatnonzero(parents != "")
     if not len(rows):
         return _NO_ROWS, []
-    split = [str(s).split(";") for s in parents[rows].tolist()]
-    counts = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-    names = [p.strip() for p in chain.from_iterable(split)]
+    texts = [s if type(s) is str else str(s) for s in parents[rows].tolist()]
+    # one join and one split instead of a split per row (all at C speed)
+    counts = np.fromiter(map(methodcaller("count", ";"), texts), dtype=np.int64,
+                         count=len(texts)) + 1
+    names = list(map(str.strip, ";".join(texts).split(";")))
     child = np.repeat(rows, counts)
     if "" in names:
         keep = np.fromiter(map(bool, names), dtype=bool, count=len(names))
