@@ -13,8 +13,18 @@ from schedlab.policies.registry import make_policy, policy_ids  # noqa: E402
 from schedlab.run import RunResult, simulate  # noqa: E402
 from schedlab.workload.job import Workload  # noqa: E402
 
-from schedlab.reports.compare import compare  # noqa: E402
-from schedlab.sweeps import sweep  # noqa: E402
 
 __all__ = ["compare", "sweep", "ClusterSpec", "EngineConfig", "InputError", "RunResult", "Workload", "__version__",
            "homogeneous_cluster", "make_policy", "policy_ids", "read_cluster", "simulate"]
+
+
+def __getattr__(name: str):
+    # lazy: compare and sweep bring the report and sweep machinery, which a run does not need
+    if name == "compare":
+        from schedlab.reports.compare import compare as value
+    elif name == "sweep":
+        from schedlab.sweeps import sweep as value
+    else:
+        raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
+    globals()[name] = value
+    return value

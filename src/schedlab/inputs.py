@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
-import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from schedlab.cluster.spec import ClusterSpec, cluster_from_table, read_cluster
@@ -96,6 +95,7 @@ def _looks_canonical(p: Path) -> bool:
         return False
     try:
         if p.suffix == ".parquet":
+            import pyarrow.parquet as pq     # lazy: only Parquet inputs need it (20 ms)
             cols = pq.read_schema(p).names
         else:
             cols = list(pd.read_csv(p, nrows=0).columns)

@@ -1,0 +1,354 @@
+"""The workload builders' and run summaries' fast paths against the code they replaced.
+
+Each array-wise or batched path (parent lists and their checks, the Workload CSR arrays,
+the critical path level by level, the DRS DAG draws through the bit generator's C
+interface, the DRS job table built column-wise, the TPC-H duration checks, the attempts
+frame typed before it is built, the canonical table built once) is compared with a
+reference written task by task here, on randomized inputs (hypothesis), bit for bit and
+error message for error message.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schedlab
+from schedlab.errors import InputError
+from schedlab.metrics import records
+from schedlab.workload import drs_workloads as dw
+from schedlab.workload.job import Workload
+from schedlab.workload.table import OPTIONAL_COLUMNS, WORKLOAD_COLUMNS, _check_parents, normalize_workload
+from schedlab.workload.traces import tpch
+
+
+# ------------------------------------------------------------------ references
+def ref_check_parents(out: pd.DataFrame, source: str, row_offset: int) -> None:
+    """Parent checks edge by edge, then Kahn's algorithm on (job_id, task_id) keys."""
+    jobs, tasks = out["job_id"].to_numpy(), out["task_id"].to_numpy()
+    known = set(zip(jobs, tasks))
+    children: dict = {}
+    indeg: dict = {}
+    for i, text in enumerate(out["parents"].to_numpy()):
+        if text == "":
+            continue
+        for p in str(text).split(";"):
+            p = p.strip()
+            if not p:
+                continue
+            if (jobs[i], p) not in known:
+                raise InputError(f"parent {p!r} is not a task of job {jobs[i]!r}", file=source,
+                                 row=i + row_offset, column="parents",
+                                 expected="task_ids of the same job separated by ';'")
+            if p == tasks[i]:
+                raise InputError("a task cannot be its own parent", file=source,
+                                 row=i + row_offset, column="parents")
+            children.setdefault((jobs[i], p), []).append((jobs[i], tasks[i]))
+            indeg[(jobs[i], tasks[i])] = indeg.get((jobs[i], tasks[i]), 0) + 1
+    nodes = set(children) | set(indeg)
+    ready = [n for n in nodes if indeg.get(n, 0) == 0]
+    seen = 0
+    while ready:
+        n = ready.pop()
+        seen += 1
+        for c in children.get(n, ()):
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                ready.append(c)
+    if seen != len(nodes):
+        stuck = sorted(n for n in nodes if indeg.get(n, 0) > 0)[0]
+        pos = int(np.flatnonzero((jobs == stuck[0]) & (tasks == stuck[1]))[0])
+        raise InputError(f"job {stuck[0]!r} has a dependency cycle through task {stuck[1]!r}",
+                         file=source, row=pos + row_offset, column="parents", expected="a DAG")
+
+
+def ref_edges(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(parent row, child row) of every listed parent, looked up in a dict."""
+    key = {(j, t): i for i, (j, t) in enumerate(zip(df["job_id"], df["task_id"]))}
+    src, dst = [], []
+    for i, (j, text) in enumerate(zip(df["job_id"], df["parents"])):
+        for p in str(text).split(";") if text else ():
+            if p.strip():
+                src.append(key[(j, p.strip())])
+                dst.append(i)
+    return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+
+
+def ref_critical_path(w: Workload) -> np.ndarray:
+    """Task by task in a topological order found with a stack."""
+    longest = w.duration.copy()
+    indeg = np.diff(w.parent_ptr).copy()
+    ready = list(np.flatnonzero(indeg == 0))
+    while ready:
+        t = ready.pop()
+        ps = w.parents(t)
+        if len(ps):
+            longest[t] = w.duration[t] + longest[ps].max()
+        for c in w.children(t):
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                ready.append(c)
+    out = np.zeros(w.n_jobs)
+    np.maximum.at(out, w.job, longest)
+    return out
+
+
+def ref_dag_parents(m: int, rng: np.random.Generator) -> list[list[int]]:
+    """The DRS DAG with numpy's own ``integers`` and ``choice``."""
+    n_lev = min(int(rng.integers(2, 5)), m)
+    cuts = np.sort(rng.choice(np.arange(1, m), n_lev - 1, replace=False)) if n_lev > 1 else []
+    levels = np.split(np.arange(m), cuts)
+    parents: list[list[int]] = [[] for _ in range(m)]
+    for above, here in zip(levels[:-1], levels[1:]):
+        for t in here:
+            k = int(min(len(above), rng.integers(1, 3)))
+            parents[t] = sorted(int(x) for x in rng.choice(above, k, replace=False))
+    return parents
+
+
+def ref_drs_jobs(a: int, m: int, *, rate: float, seed: int, sizes: str,
+                 size_scale: float) -> pd.DataFrame:
+    """drs_jobs row by row, as a list of tuples."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, a, m, int(rate * 1000), 7]))
+    rows = []
+    for j in range(a):
+        parents = ref_dag_parents(m, rng)
+        dur = (rng.choice([0.1, 0.4], m) if sizes == "bimodal"
+               else 0.1 * np.exp(0.6 * rng.standard_normal(m))) * size_scale
+        if j % 2 == 0:
+            cpu, mem = rng.uniform(0.5, 2.0, m), rng.uniform(0.5, 1.0, m)
+        else:
+            cpu, mem = rng.uniform(0.25, 0.5, m), rng.uniform(2.0, 4.0, m)
+        for t in range(m):
+            rows.append((f"j{j}", f"t{t}", j / rate, float(dur[t]), float(cpu[t]),
+                         float(mem[t]), ";".join(f"t{p}" for p in parents[t]),
+                         "cpu" if j % 2 == 0 else "mem"))
+    df = pd.DataFrame(rows, columns=["job_id", "task_id", "submit_time", "duration", "cpu",
+                                     "mem", "parents", "stage"])
+    return dw.add_deadlines(df, rng)
+
+
+def ref_durations(stage: dict, key: str, source: str, where: str) -> dict:
+    waves = stage.get(key)
+    if not isinstance(waves, dict):
+        raise InputError("missing or not an object", file=source, column=f"{where}.{key}",
+                         expected="{n_executors: [durations in ms]}")
+    for level, values in waves.items():
+        if not isinstance(values, list) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise InputError("durations must be a list of numbers", file=source,
+                             column=f"{where}.{key}[{level!r}]", expected="durations in ms")
+        if any(v < 0 for v in values):
+            raise InputError("negative task duration", file=source,
+                             column=f"{where}.{key}[{level!r}]", expected="durations in ms >= 0")
+    return waves
+
+
+def ref_attempts_frame(sim) -> pd.DataFrame:
+    """Built as a frame first, then typed column by column."""
+    rows = sim.records.attempts
+    if rows:
+        df = pd.DataFrame({n: np.asarray(c) for n, c in zip(records.ATTEMPT_FIELDS, zip(*rows))})
+    else:
+        df = pd.DataFrame({n: np.zeros(0) for n in records.ATTEMPT_FIELDS})
+    for c in ("task", "inst_lo", "count", "machine", "outcome", "attempt"):
+        df[c] = df[c].astype(np.int64)
+    for c in ("opportunistic", "sticky", "final"):
+        df[c] = df[c].astype(bool)
+    df["outcome_name"] = pd.Categorical.from_codes(df["outcome"].to_numpy(),
+                                                   categories=list(records.OUTCOMES))
+    return df
+
+
+def outcome(fn, *args):
+    """What a check did: None, or the error's text and fields."""
+    try:
+        fn(*args)
+    except InputError as exc:
+        return str(exc), vars(exc)
+    return None
+
+
+def same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+# ------------------------------------------------------------------ random DAG tables
+@st.composite
+def dag_tables(draw, faults: bool = True) -> pd.DataFrame:
+    """Jobs of 1-8 tasks whose parents are earlier tasks of the job; with ``faults`` also
+    unknown names, self-references, back edges (cycles), blanks and repeated parents."""
+    rows = []
+    for j in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(1, 8))
+        for t in range(n):
+            names = [f"t{p}" for p in draw(st.lists(st.integers(0, max(t - 1, 0)), max_size=3))
+                     if p < t]
+            if faults:
+                extra = draw(st.sampled_from(["", "", "", "", "nope", "self", "back", " ", "dup"]))
+                if extra == "nope":
+                    names.append("nope")
+                elif extra == "self":
+                    names.append(f"t{t}")
+                elif extra == "back" and t + 1 < n:
+                    names.append(f"t{draw(st.integers(t + 1, n - 1))}")
+                elif extra == " ":
+                    names.insert(0, " ")
+                elif extra == "dup" and names:
+                    names.append(names[0])
+            sep = draw(st.sampled_from([";", " ; "]))
+            rows.append((f"j{j}", f"t{t}", draw(st.floats(0.0, 9.0)), sep.join(names)))
+    df = pd.DataFrame(rows, columns=["job_id", "task_id", "duration", "parents"])
+    order = draw(st.permutations(list(range(len(df)))))
+    df = df.iloc[order].reset_index(drop=True)
+    df["submit_time"], df["cpu"], df["mem"] = 0.0, 1.0, 1.0
+    return df
+
+
+@settings(max_examples=150, deadline=None)
+@given(dag_tables())
+def test_parent_checks_name_the_same_first_problem(df):
+    out = df.astype({"job_id": str, "task_id": str, "parents": str})
+    assert outcome(_check_parents, out, "w.csv", 2) == outcome(ref_check_parents, out, "w.csv", 2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(dag_tables(faults=False))
+def test_edges_and_critical_path_match_task_by_task(df):
+    w = Workload.from_frame(df)
+    src, dst = ref_edges(w.frame)
+    order = np.argsort(dst, kind="stable")
+    assert same_array(w.parent_idx, src[order])
+    assert same_array(w.parent_ptr, np.concatenate([[0], np.cumsum(np.bincount(dst, minlength=w.n_tasks))]))
+    order = np.argsort(src, kind="stable")
+    assert same_array(w.child_idx, dst[order])
+    assert same_array(w.critical_path(), ref_critical_path(w))
+    w.critical_path()[:] = -1.0                     # a caller's copy: the cache is unharmed
+    assert same_array(w.critical_path(), ref_critical_path(w))
+
+
+def test_critical_path_of_a_long_chain_and_of_tasks_without_parents():
+    n = 300
+    df = pd.DataFrame({"job_id": "j", "task_id": [f"t{i}" for i in range(n)], "submit_time": 0.0,
+                       "duration": np.random.default_rng(3).uniform(0, 1, n), "cpu": 1.0,
+                       "mem": 1.0, "parents": [""] + [f"t{i - 1}" for i in range(1, n)]})
+    w = Workload.from_frame(df)
+    assert same_array(w.critical_path(), ref_critical_path(w))
+    flat = Workload.from_frame(df.assign(parents=""))
+    assert same_array(flat.critical_path(), ref_critical_path(flat))
+
+
+# ------------------------------------------------------------------ DRS draws and jobs
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.tuples(st.integers(1, 60), st.integers(1, 4)),
+                                            min_size=1, max_size=30))
+def test_bounded_draws_are_numpys(seed, calls):
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    fast = dw._Draws(a)
+    for n, k in calls:
+        k = min(k, n)
+        assert fast.upto(n - 1) == int(b.integers(0, n))
+        assert fast.sample(n, k) == [int(x) for x in b.choice(n, k, replace=False)]
+        assert a.standard_normal() == b.standard_normal()       # the 32-bit buffer too
+    assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_bounded_draws_leave_large_populations_to_numpy():
+    a, b = np.random.default_rng(8), np.random.default_rng(8)
+    assert dw._Draws(a).sample(20000, 3) == [int(x) for x in b.choice(20000, 3, replace=False)]
+    assert a.bit_generator.state == b.bit_generator.state
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 25))
+def test_dag_parents_match_numpy_methods(seed, m):
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    assert dw._dag_parents(m, a) == ref_dag_parents(m, b)
+    assert a.bit_generator.state == b.bit_generator.state
+
+
+@pytest.mark.parametrize("a,m,rate,sizes,scale", [(12, 15, 50.0, "lognormal", 1.0),
+                                                   (9, 20, 5.0, "bimodal", 1.0),
+                                                   (7, 3, 5, "lognormal", 2.5),
+                                                   (5, 1, 1.0, "lognormal", 1.0),
+                                                   (6, 2, 2.0, "bimodal", 0.3)])
+def test_drs_jobs_match_the_row_by_row_table(a, m, rate, sizes, scale, monkeypatch):
+    ref = ref_drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
+    got = dw.drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
+    pd.testing.assert_frame_equal(got, ref, check_exact=True)
+    assert got.dtypes.to_dict() == ref.dtypes.to_dict()
+    monkeypatch.setattr(dw, "_FAST_DRAWS_MATCH", False)     # numpy's own methods
+    slow = dw.drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
+    pd.testing.assert_frame_equal(slow, ref, check_exact=True)
+
+
+def test_fast_draws_are_used_on_this_numpy():
+    assert dw.fast_draws_match()
+
+
+# ------------------------------------------------------------------ TPC-H duration checks
+class Floaty(float):
+    """A float subclass: a number to the check, but not a plain float."""
+
+
+number_lists = st.lists(st.one_of(
+    st.integers(-3, 10**6), st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(), st.just("7"), st.just(None), st.builds(Floaty, st.floats(-5, 5)),
+    st.just(10**400)), max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(["1", "2", "5"]), st.one_of(number_lists, st.just(3)),
+                       max_size=3))
+def test_tpch_duration_checks_match(waves):
+    stage = {"node": 1, "first_wave": waves}
+    assert (outcome(tpch._durations, stage, "first_wave", "x.json", "jobs[0].stages[0]")
+            == outcome(ref_durations, stage, "first_wave", "x.json", "jobs[0].stages[0]"))
+
+
+# ------------------------------------------------------------------ tables of a run
+def test_attempts_frame_matches_the_frame_typed_column_by_column():
+    w = Workload.from_frame(dw.drs_jobs(40, 6, rate=50.0, seed=1))
+    res = schedlab.simulate(w, dw.drs_cluster_2(4), "srpt", seed=1)
+    outcomes = {row[7] for row in res.sim.records.attempts}
+    assert len(outcomes) > 1                       # completions and preemptions
+    got = records.attempts_frame(res.sim)
+    pd.testing.assert_frame_equal(got, ref_attempts_frame(res.sim), check_exact=True)
+    res.sim.records.attempts.clear()
+    pd.testing.assert_frame_equal(records.attempts_frame(res.sim), ref_attempts_frame(res.sim))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sets(st.sampled_from([c for c in OPTIONAL_COLUMNS if c != "parents"])),
+       st.integers(1, 6))
+def test_canonical_table_defaults_and_types(present, n):
+    """Built once from gathered columns: each optional column is its default (or its
+    request) when absent, typed as before (text, float64 or int64)."""
+    rng = np.random.default_rng(n)
+    df = pd.DataFrame({"job_id": [f"j{i % 2}" for i in range(n)], "task_id": [f"t{i}" for i in range(n)],
+                       "submit_time": rng.uniform(0, 5, n), "duration": rng.uniform(0, 5, n),
+                       "cpu": rng.uniform(0, 2, n), "mem": rng.uniform(0, 2, n)})
+    for c in present:
+        df[c] = ["q"] * n if c in ("stage", "queue") else rng.integers(1, 4, n).astype(float)
+    out = normalize_workload(df)
+    assert list(out.columns) == list(WORKLOAD_COLUMNS)
+    for c, default in OPTIONAL_COLUMNS.items():
+        col = out[c]
+        if c in ("parents", "stage", "queue"):
+            assert pd.api.types.is_string_dtype(col)
+            assert list(col) == (["q"] * n if c in present else [default] * n)
+        elif c in ("instances", "priority"):
+            assert col.dtype == np.int64
+            assert list(col) == (list(df[c].astype(np.int64)) if c in present else [default] * n)
+        else:
+            assert col.dtype == np.float64
+            if c in present:
+                expect = df[c].to_numpy()
+            elif default is None:
+                expect = out[c.removesuffix("_used")].to_numpy()
+            else:
+                expect = np.full(n, default)
+            assert same_array(col.to_numpy(), expect.astype(float)) or (
+                np.isnan(expect).all() and col.isna().all())
