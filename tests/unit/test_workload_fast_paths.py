@@ -2,8 +2,9 @@
 
 Each array-wise or batched path (parent lists and their checks, the Workload CSR arrays,
 the critical path level by level, the DRS DAG draws through the bit generator's C
-interface, the DRS job table built column-wise, the TPC-H duration checks, the attempts
-frame typed before it is built, the canonical table built once) is compared with a
+interface, the DRS job table built column-wise, the TPC-H duration checks, the Google
+task table reduced array-wise, the attempts frame typed before it is built, the canonical
+table built once) is compared with a
 reference written task by task here, on randomized inputs (hypothesis), bit for bit and
 error message for error message.
 """
@@ -352,3 +353,34 @@ def test_canonical_table_defaults_and_types(present, n):
                 expect = np.full(n, default)
             assert same_array(col.to_numpy(), expect.astype(float)) or (
                 np.isnan(expect).all() and col.isna().all())
+
+
+# ------------------------------------------------------------------ Google task table
+def ref_google_task_table(ev: pd.DataFrame) -> pd.DataFrame:
+    """Sorted and grouped by pandas."""
+    ev = ev.copy()
+    ev["t"] = np.maximum(ev["time"].to_numpy() / 1e6 - 600.0, 0.0)
+    ev = ev.sort_values(["job_id", "task_index", "t"], kind="stable")
+    key = ["job_id", "task_index"]
+    first = ev.groupby(key, sort=False).agg(submit=("t", "first"), priority=("priority", "last"),
+                                            mem=("mem", "max"))
+    data_end = float(ev["t"].max())
+    sched = ev[ev["event_type"] == 1].groupby(key, sort=False)["t"].last().rename("start")
+    ends = ev[ev["event_type"].isin([2, 3, 4, 5, 6])].groupby(key, sort=False)["t"].last()
+    out = first.join(sched, how="inner").join(ends.rename("end"), how="left")
+    out["end"] = out["end"].where(out["end"] >= out["start"], np.nan).fillna(data_end)
+    out["runtime"] = (out["end"] - out["start"]).clip(lower=1.0)
+    return out.reset_index()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2 * 10**9), st.integers(0, 3), st.integers(0, 3),
+                          st.integers(0, 8), st.integers(0, 11),
+                          st.one_of(st.just(float("nan")), st.floats(0, 1))),
+                min_size=1, max_size=60))
+def test_google_task_table_matches_pandas_groupby(events):
+    from schedlab.workload.hybrid_workloads import _google_task_table
+    ev = pd.DataFrame(events, columns=["time", "job_id", "task_index", "event_type", "priority",
+                                       "mem"]).astype({"event_type": np.int8, "priority": np.int8})
+    got = _google_task_table(*(ev[c].to_numpy() for c in ev.columns))
+    pd.testing.assert_frame_equal(got, ref_google_task_table(ev), check_exact=True)

@@ -427,20 +427,44 @@ def _read_google_tasks_uncached(parts: list[Path]) -> pd.DataFrame:
                           dtype={"time": np.int64, "job_id": np.int64, "task_index": np.int64,
                                  "event_type": np.int8, "priority": np.int8, "mem": float})
               for p in parts]
-    ev = pd.concat(frames, ignore_index=True)
-    ev["t"] = np.maximum(ev["time"].to_numpy() / 1e6 - 600.0, 0.0)
-    ev = ev.sort_values(["job_id", "task_index", "t"], kind="stable")
-    key = ["job_id", "task_index"]
-    g = ev.groupby(key, sort=False)
-    first = g.agg(submit=("t", "first"), priority=("priority", "last"), mem=("mem", "max"))
-    # runtime of the last attempt: last SCHEDULE to the next end event (or data end)
-    data_end = float(ev["t"].max())
-    sched = ev[ev["event_type"] == 1].groupby(key, sort=False)["t"].last().rename("start")
-    ends = ev[ev["event_type"].isin([2, 3, 4, 5, 6])].groupby(key, sort=False)["t"].last()
-    out = first.join(sched, how="inner").join(ends.rename("end"), how="left")
-    out["end"] = out["end"].where(out["end"] >= out["start"], np.nan).fillna(data_end)
-    out["runtime"] = (out["end"] - out["start"]).clip(lower=1.0)
-    return out.reset_index()
+    ev = {c: np.concatenate([f[c].to_numpy() for f in frames]) for c in names}
+    return _google_task_table(ev["time"], ev["job_id"], ev["task_index"], ev["event_type"],
+                             ev["priority"], ev["mem"])
+
+
+def _google_task_table(time_us: np.ndarray, job_id: np.ndarray, task_index: np.ndarray,
+                      event_type: np.ndarray, priority: np.ndarray,
+                      mem: np.ndarray) -> pd.DataFrame:
+    """Task events -> one row per task (job_id, task_index, in that order) that was ever
+    scheduled: its first event time (``submit``), its last priority, its largest memory
+    request, the last SCHEDULE (``start``) and the next end event (``end``; the data's end
+    if none), and ``runtime = max(end - start, 1)``. Event times are trace microseconds,
+    shifted by the excerpt's 600 s offset. Array-wise over the events sorted by task then
+    time (stable), as pandas would sort and group them (1.8 M events: about 1 s less)."""
+    t = np.maximum(time_us / 1e6 - 600.0, 0.0)
+    order = np.lexsort((t, task_index, job_id))           # stable, like sort_values
+    job, task, t = job_id[order], task_index[order], t[order]
+    kind, priority, mem = event_type[order], priority[order], mem[order]
+    n = len(t)
+    new_task = np.ones(n, dtype=bool)
+    new_task[1:] = (job[1:] != job[:-1]) | (task[1:] != task[:-1])
+    first = np.flatnonzero(new_task)
+    last = np.append(first[1:], n) - 1
+    where = np.arange(n)
+    # each task's last SCHEDULE and last end event (position in the sorted events, or -1)
+    sched = np.maximum.reduceat(np.where(kind == 1, where, -1), first) if n else first
+    ends = np.maximum.reduceat(np.where((kind >= 2) & (kind <= 6), where, -1), first) \
+        if n else first
+    ran = sched >= 0
+    start = t[sched[ran]]
+    end = np.where(ends[ran] >= 0, t[ends[ran]], np.nan)
+    data_end = float(t.max()) if n else float("nan")
+    end = np.where(end >= start, end, data_end)
+    mem_max = np.fmax.reduceat(mem, first) if n else mem         # NaN only if all are
+    return pd.DataFrame({
+        "job_id": job[first][ran], "task_index": task[first][ran], "submit": t[first][ran],
+        "priority": priority[last][ran], "mem": mem_max[ran], "start": start, "end": end,
+        "runtime": np.maximum(end - start, 1.0)})
 
 
 def google_mem_usage_ratio(root: Path | None = None) -> float:
