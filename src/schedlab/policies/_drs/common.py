@@ -185,6 +185,10 @@ class Book:
     ``min_end`` (the soonest booked end per machine) is recomputed on read, only for the
     machines whose soonest instance stopped since (the usual case: the soonest ends first),
     instead of on every stop.
+
+    The instance table (``_inst``, ``_alive``) is read only by victim searches, which most
+    runs never make: starts and stops log their rows in a dict, written into the arrays
+    when the table is read (a numpy row store costs more than the rest of a start).
     """
 
     def __init__(self, n_machines: int) -> None:
@@ -198,10 +202,42 @@ class Book:
         self._min_end = np.full(n_machines, np.inf)
         self._min_end_l = [np.inf] * n_machines         # plain floats, read on the hot path
         self._min_stale: set[int] = set()               # machines whose minimum must be redone
-        self._inst = np.zeros((64, 3))                # rows (machine, task, end)
-        self._alive = np.zeros(64, bool)
+        self._inst_a = np.zeros((64, 3))              # rows (machine, task, end)
+        self._alive_a = np.zeros(64, bool)
+        self._rows = 64                               # rows the table will have on sync
+        self._log: dict[int, tuple[int, int, float] | None] = {}   # row -> new row / stopped
         self._row: dict[tuple[int, int, float], list[int]] = {}
         self._spare: list[int] = list(range(63, -1, -1))
+
+    def _sync(self) -> None:
+        """Write the logged starts and stops into the instance table."""
+        n = len(self._alive_a)
+        if self._rows > n:
+            extra = self._rows - n
+            self._inst_a = np.concatenate([self._inst_a, np.zeros((extra, 3))])
+            self._alive_a = np.concatenate([self._alive_a, np.zeros(extra, bool)])
+        inst, alive = self._inst_a, self._alive_a
+        for i, row in self._log.items():
+            if row is None:
+                alive[i] = False
+            else:
+                inst[i] = row
+                alive[i] = True
+        self._log.clear()
+
+    @property
+    def _inst(self) -> np.ndarray:
+        """(rows, 3) instance table: machine, task, booked end (valid where ``_alive``)."""
+        if self._log:
+            self._sync()
+        return self._inst_a
+
+    @property
+    def _alive(self) -> np.ndarray:
+        """(rows,) which rows of ``_inst`` hold a running instance."""
+        if self._log:
+            self._sync()
+        return self._alive_a
 
     @property
     def min_end(self) -> np.ndarray:
@@ -226,14 +262,12 @@ class Book:
         else:
             where.add(m)
         if not self._spare:
-            n = len(self._alive)
-            self._inst = np.concatenate([self._inst, np.zeros((n, 3))])
-            self._alive = np.concatenate([self._alive, np.zeros(n, bool)])
+            n = self._rows
+            self._rows = 2 * n
             self._spare = list(range(2 * n - 1, n - 1, -1))
         i = self._spare.pop()
-        self._inst[i] = (m, t, end)
-        self._alive[i] = True
         key = (m, t, end)
+        self._log[i] = key
         rows = self._row.get(key)
         if rows is None:
             self._row[key] = [i]
@@ -256,7 +290,7 @@ class Book:
         i = rows.pop()
         if not rows:
             del self._row[key]
-        self._alive[i] = False
+        self._log[i] = None
         self._spare.append(i)
         if end <= self._min_end_l[m]:
             self._min_stale.add(m)
