@@ -49,3 +49,31 @@ def test_lazy_table_equals_the_eager_table(ops):
                 assert book.row(n) == (int(inst[n, 0]), int(inst[n, 1]), inst[n, 2])
     assert np.array_equal(book._alive, alive)
     assert book.n_live == len(live) == int(alive.sum())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 3), st.integers(0, 15)),
+                min_size=1, max_size=150), st.integers(0, 2**32 - 1))
+def test_finished_fast_path_is_stop(ops, seed):
+    """``finished``'s inlined one-instance path leaves the Book as ``stop`` does."""
+    rng = np.random.default_rng(seed)
+    a, b = Book(4), Book(4)
+    for step, (t, m, end) in enumerate(ops):
+        for book in (a, b):
+            book.start(t, m, float(end))
+        if step % 2:
+            u, now = int(rng.integers(13)), float(rng.integers(16))
+            freed = set()
+            for k in list(b.where.get(u, ())):      # the general path: every booked end
+                for e in [e for e in b.running[k].get(u, ()) if e <= now + 1e-7]:
+                    b.stop(k, u, e)
+                    freed.add(k)
+            if not freed:
+                continue
+            assert a.finished(u, now) == freed
+            assert a.running == b.running
+            assert a._spare == b._spare and a._row == b._row
+            assert (a.n_live, a.version) == (b.n_live, b.version)
+            assert np.array_equal(a._alive, b._alive)
+            assert np.array_equal(a._inst[a._alive], b._inst[b._alive])
+            assert a.min_end.tolist() == b.min_end.tolist()

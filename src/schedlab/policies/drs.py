@@ -62,6 +62,25 @@ from schedlab.policies._drs.predictor import WaitHistory
 from schedlab.policies.base import Policy, PolicyParams
 
 
+def rounded_order(a: float, b: float) -> int:
+    """The sign of ``round(a, 12) - round(b, 12)``, rounding only when it can matter.
+
+    ``round(x, 12)`` is within half a unit of the 12th decimal plus half an ulp of ``x``,
+    and monotone, so costs further apart than the margin below keep their order once
+    rounded, and equal costs round equal; only near-ties pay for the (slow, correctly
+    rounded decimal) ``round``.
+    """
+    if a == b:
+        return 0
+    margin = 1.5e-12 + 1e-15 * max(abs(a), abs(b))
+    if a - b > margin:
+        return 1
+    if b - a > margin:
+        return -1
+    ra, rb = round(a, 12), round(b, 12)
+    return (ra > rb) - (ra < rb)
+
+
 class SolverPlanRejected(RuntimeWarning):
     """The MILP solver returned a plan that violates the model's constraints."""
 from schedlab.policies.registry import register
@@ -323,14 +342,19 @@ class DrsPolicy(Policy):
             finish = start + svc
             if finish + cp > dl:
                 continue
-            # the least (cost, finish, -pack), first on ties: pack only where it decides
-            cost = round(rate * svc, 12)
-            if best_k >= 0 and (cost > bc or (cost == bc and finish > bf)):
-                continue
+            # the least (cost rounded to 12 decimals, finish, -pack), first on ties; the
+            # rounding and pack only where they decide (see :func:`rounded_order`)
+            cost = rate * svc
+            if best_k >= 0:
+                by_cost = rounded_order(cost, bc)
+                if by_cost > 0 or (by_cost == 0 and finish > bf):
+                    continue
+            else:
+                by_cost = -1
             cc, cm = capc[k], capm[k]
             pack = ((rc / cc) * ((cc - (cc - fc)) / cc) if cc > 0 else 0.0) + \
                 ((rm / cm) * ((cm - (cm - fm)) / cm) if cm > 0 else 0.0)
-            if best_k < 0 or cost < bc or finish < bf or -pack < bp:
+            if by_cost < 0 or finish < bf or -pack < bp:
                 bc, bf, bp, best_k = cost, finish, -pack, k
         return best_k
 
@@ -367,7 +391,7 @@ class DrsPolicy(Policy):
         b = self.book
         rc, rm, rs = self._req3[t]
         qc, qs, min_end = b.queued_count.tolist(), b.queued_service.tolist(), b.min_end.tolist()
-        seen, past = self.history.seen.tolist(), self.history.value.tolist()
+        seen, past = self.history.seen_l, self.history.value_l      # read only
         speed, slots = self._speed_l, self._slots_l
         mean_size = self.size_sum / self.size_n if self.size_n else float(
             np.mean(self.workload.duration))
@@ -392,7 +416,7 @@ class DrsPolicy(Policy):
         g = p.gamma
         for _ in range(p.h):
             new = [g * x + (1.0 - g) * lk for x, lk in zip(T, L)]
-            change = max(abs(y - x) / max(abs(x), 1e-12) for x, y in zip(T, new))
+            change = max([abs(y - x) / max(abs(x), 1e-12) for x, y in zip(T, new)])
             T = new
             if change < p.eps:
                 break
@@ -459,24 +483,23 @@ class DrsPolicy(Policy):
         """Take ``t``'s request off worker ``k`` in ``free`` and in its row mirror (the same
         float subtractions)."""
         free[k] -= self.workload.request[t]
-        row = self._free_l[k]
-        for r, x in enumerate(self._req_l[t]):
-            row[r] -= x
+        self._free_l[k] = [f - x for f, x in zip(self._free_l[k], self._req_l[t])]
 
     def _drain(self, k: int, now: float, free: np.ndarray, actions: list) -> None:
-        w = self.workload
         b = self.book
+        rows, req = self._free_l, self._req_l       # ``free`` and the requests, as rows
         while b.queue[k]:
             t, _ = b.queue[k][0]
-            if not fits_one(free[k], w.request[t]):
+            if not fits_one(rows[k], req[t]):
                 break
             svc = self._dur_l[t] / self._speed_l[k]
             _, at = b.dequeue_head(k, svc)
-            lst = self.queued_by_job[k].get(int(w.job[t]))
+            j = self._job_l[t]
+            lst = self.queued_by_job[k].get(j)
             if lst is not None:
                 lst.remove(t)
                 if not lst:
-                    del self.queued_by_job[k][int(w.job[t])]
+                    del self.queued_by_job[k][j]
             actions.append(Place(t, k, from_queue=True, reason="drs: queue head"))
             self._take(free, k, t)
             b.start(t, k, now + svc)

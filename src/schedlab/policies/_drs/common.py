@@ -14,7 +14,7 @@ from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
 __all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "least_loaded",
-           "sample_without_replacement", "sample_pair", "Book"]
+           "sample_without_replacement", "sample_pair", "bounded_draw", "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
 COLS = np.array([R_CPU, R_MEM, R_SLOTS])
@@ -118,28 +118,31 @@ def sample_without_replacement(rng: np.random.Generator, items: list, size: int)
     draw, state = bits.next_uint32, bits.state
     if size == 2:
         return list(sample_pair(draw, state, items))
-
-    def upto(r: int) -> int:        # uniform on 0..r
-        if r == 0:
-            return 0
-        if r == 0xFFFFFFFF:
-            return draw(state)
-        span = r + 1
-        m = draw(state) * span
-        if m & 0xFFFFFFFF < span:
-            floor = (0xFFFFFFFF - r) % span
-            while m & 0xFFFFFFFF < floor:
-                m = draw(state) * span
-        return m >> 32
-
     idx: list[int] = []
     for j in range(n - size, n):
-        v = upto(j)
+        v = bounded_draw(draw, state, j)
         idx.append(j if v in idx else v)
     for i in range(size - 1, 0, -1):
-        j = upto(i)
+        j = bounded_draw(draw, state, i)
         idx[i], idx[j] = idx[j], idx[i]
     return [items[i] for i in idx]
+
+
+def bounded_draw(draw, state, r: int) -> int:
+    """Uniform on ``0..r`` (``r < 2**32``) from 32-bit draws by Lemire's method: what
+    ``rng.integers(r + 1)`` returns, drawing the same words (``draw`` and ``state`` are
+    the bit generator's ``ctypes.next_uint32`` and ``ctypes.state``)."""
+    if r == 0:
+        return 0
+    if r == 0xFFFFFFFF:
+        return draw(state)
+    span = r + 1
+    m = draw(state) * span
+    if m & 0xFFFFFFFF < span:
+        floor = (0xFFFFFFFF - r) % span
+        while m & 0xFFFFFFFF < floor:
+            m = draw(state) * span
+    return m >> 32
 
 
 def sample_pair(draw, state, items: list) -> tuple:
@@ -321,15 +324,29 @@ class Book:
 
     def finished(self, t: int, now: float) -> set[int]:
         """Forget instances of ``t`` that have ended by ``now``; returns machines freed."""
-        out: set[int] = set()
         where = self.where.get(t, ())
         if len(where) == 1:             # the usual case: one machine, one instance ended
             for m in where:
-                ends = self.running[m].get(t)
-                if ends and len(ends) == 1 and ends[0] <= now + 1e-7:
-                    self.stop(m, t, ends[0])
-                    out.add(m)
-                    return out
+                run = self.running[m]
+                ends = run.get(t)
+                if ends and len(ends) == 1:
+                    end = ends[0]
+                    if end <= now + 1e-7:
+                        # :meth:`stop` of that instance, inlined (one call per completion)
+                        del run[t]
+                        key = (m, t, end)
+                        rows = self._row[key]
+                        i = rows.pop()
+                        if not rows:
+                            del self._row[key]
+                        self._log[i] = None
+                        self._spare.append(i)
+                        if end <= self._min_end_l[m]:
+                            self._min_stale.add(m)
+                        self.n_live -= 1
+                        self.version += 1
+                        return {m}
+        out: set[int] = set()
         for m in list(where):
             ends = self.running[m].get(t)
             if not ends:
