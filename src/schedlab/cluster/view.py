@@ -182,9 +182,10 @@ class ClusterView:
             return np.empty(0, dtype=np.int64)  # queue policies hand tasks on at once
         # no rank below ``pending_from`` has pending instances (see TaskQueues)
         lo = s.pending_from
-        ranks = np.flatnonzero(s.pending_by_rank[lo:s.n_ready])
+        ranks = s.pending_by_rank[lo:s.n_ready].nonzero()[0]     # np.flatnonzero, 1-D
         if len(ranks):
-            ranks += lo
+            if lo:
+                ranks += lo
             s.pending_from = int(ranks[0])
         return s.ready_order[ranks]
 

@@ -56,10 +56,29 @@ from schedlab.cluster.actions import Enqueue, Place
 from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS
 from schedlab.policies._drs.common import COLS, Book, fits, fits_one
 from schedlab.policies._drs.dag import ancestor_sets, remaining_critical_path
-from schedlab.policies._drs.gossip import GossipNet, route_job
+from schedlab.policies._drs.gossip import GossipNet
 from schedlab.policies._drs.ilp import Instance, solve_ilp
 from schedlab.policies._drs.predictor import WaitHistory
 from schedlab.policies.base import Policy, PolicyParams
+
+
+def rounded_order(a: float, b: float) -> int:
+    """The sign of ``round(a, 12) - round(b, 12)``, rounding only when it can matter.
+
+    ``round(x, 12)`` is within half a unit of the 12th decimal plus half an ulp of ``x``,
+    and monotone, so costs further apart than the margin below keep their order once
+    rounded, and equal costs round equal; only near-ties pay for the (slow, correctly
+    rounded decimal) ``round``.
+    """
+    if a == b:
+        return 0
+    margin = 1.5e-12 + 1e-15 * max(abs(a), abs(b))
+    if a - b > margin:
+        return 1
+    if b - a > margin:
+        return -1
+    ra, rb = round(a, 12), round(b, 12)
+    return (ra > rb) - (ra < rb)
 
 
 class SolverPlanRejected(RuntimeWarning):
@@ -194,6 +213,18 @@ class DrsPolicy(Policy):
         self._free_l: list[list[float]] = []        # this decision's free(), as rows
         self._own_l = [[int(k) for k in ws] for ws in L.workers]
         self._dom_l = [[int(k) for k in ws] for ws in L.domain_workers]
+        # stage 2 after stage 1 found nothing: the domain's other workers, in domain order
+        # (the scheduler's own fail stage 2's tests as they failed stage 1's)
+        self._rest_l = [[k for k in self._dom_l[d] if k not in set(own)]
+                        for own, d in zip(self._own_l, self._domain_l)]
+        # routing (Algorithm 1) in plain Python: candidate schedulers per job category
+        every = list(range(len(L.workers)))
+        self._cand_l = [[int(s) for s in np.flatnonzero(L.category == c)] or every
+                        for c in (0, 1)]
+        self._points_l = [(float(x), float(y)) for x, y in L.points]
+        self._dom_of_l = L.domain.tolist()
+        self._mean_cache: dict[tuple[int, int], float] = {}
+        self._mean_version = -1
         # per domain, the tasks that every worker of the domain can ever hold
         self._fits_domain = [
             (cap[ws][:, COLS].min(axis=0) + FIT_TOLERANCE >= req[:, COLS]).all(axis=1).tolist()
@@ -236,14 +267,34 @@ class DrsPolicy(Policy):
         return np.array([busy[ws].sum() / max(slots[ws].sum(), 1.0) for ws in self.layout.workers])
 
     def _route(self, j: int) -> int:
-        L = self.layout
-        cand = np.flatnonzero(L.category == self.job_category[j])
-        if not len(cand):
-            cand = np.arange(len(L.workers))
-        user = self.rng.random(2)
-        nearest = int(cand[np.argmin(((L.points[cand] - user) ** 2).sum(axis=1))])
-        known = self.gossip.load[int(L.domain[nearest])]
-        return route_job(user, L.points, cand, known, L.domain)
+        """Algorithm 1 for job ``j``: :func:`route_job` with the loads known to the domain
+        manager nearest to the user, in plain Python over the handful of schedulers
+        (the same float operations; ``tests/drs/test_drs_route_fast.py``)."""
+        cand = self._cand_l[self.job_category.item(j)]
+        ux, uy = self.rng.random(2).tolist()
+        pts = self._points_l
+        # squared distances, as numpy's ((p - u) ** 2).sum(axis=1); first minimum wins
+        d2 = [(x - ux) * (x - ux) + (y - uy) * (y - uy) for x, y in (pts[s] for s in cand)]
+        nearest = cand[d2.index(min(d2))]
+        g = self.gossip
+        if self._mean_version != g.version:
+            self._mean_cache.clear()
+            self._mean_version = g.version
+        mgr = self._dom_of_l[nearest]
+        known_row = g.load[mgr]
+        known = known_row.tolist()
+        dist = [math.sqrt(v) for v in d2]          # np.sqrt: both correctly rounded
+        order = [cand[n] for n in sorted(range(len(cand)), key=dist.__getitem__)]   # stable
+        dom_of, cache = self._dom_of_l, self._mean_cache
+        for s in order:
+            d = dom_of[s]
+            mean = cache.get((mgr, d))
+            if mean is None:        # numpy's mean over the domain (its summation order)
+                mean = cache[(mgr, d)] = float(known_row[self.layout.domain == d].mean())
+            if known[s] < mean - 1e-12:
+                return s
+        loads = [known[s] for s in order]
+        return order[loads.index(min(loads))]
 
     def _siblings(self, t: int, ks: list[int], starts_now: list[bool]) -> list[int]:
         """Independent tasks of t's job queued at each worker (and running there, when t
@@ -276,32 +327,43 @@ class DrsPolicy(Policy):
         qc = self.book.queued_count
         speed, capc, capm = self._speed_l, self._capc_l, self._capm_l
         rows = self._free_l                 # ``free`` as rows (kept in step by _take)
-        best = None
+        start = now + lat
+        eps = FIT_TOLERANCE
         best_k = -1
-        for n, k in enumerate(ks):
+        bc = bf = bp = 0.0
+        for k in ks:
             row = rows[k]
             fc = row[R_CPU]
             fm = row[R_MEM]
-            if (fc + FIT_TOLERANCE < rc or fm + FIT_TOLERANCE < rm or row[R_SLOTS] + FIT_TOLERANCE < rs
+            if (fc + eps < rc or fm + eps < rm or row[R_SLOTS] + eps < rs
                     or qc.item(k) != 0):
                 continue
             svc = dur / speed[k]
-            finish = now + lat + svc
+            finish = start + svc
             if finish + cp > dl:
                 continue
+            # the least (cost rounded to 12 decimals, finish, -pack), first on ties; the
+            # rounding and pack only where they decide (see :func:`rounded_order`)
+            cost = rate * svc
+            if best_k >= 0:
+                by_cost = rounded_order(cost, bc)
+                if by_cost > 0 or (by_cost == 0 and finish > bf):
+                    continue
+            else:
+                by_cost = -1
             cc, cm = capc[k], capm[k]
             pack = ((rc / cc) * ((cc - (cc - fc)) / cc) if cc > 0 else 0.0) + \
                 ((rm / cm) * ((cm - (cm - fm)) / cm) if cm > 0 else 0.0)
-            key = (round(rate * svc, 12), finish, -pack, n)
-            if best is None or key < best:
-                best, best_k = key, k
+            if by_cost < 0 or finish < bf or -pack < bp:
+                bc, bf, bp, best_k = cost, finish, -pack, k
         return best_k
 
     def _choose(self, t: int, s: int, free: np.ndarray, now: float):
         """Returns (worker, starts now, W_active, W_mr, W_ql)."""
         d = self._domain_l[s]
-        # stage 1: the scheduler's own workers; stage 2: its domain (start now, on time)
-        for ks in (self._own_l[s], self._dom_l[d]):
+        # stage 1: the scheduler's own workers; stage 2: its domain (start now, on time);
+        # stage 2 skips the own workers, which fail its tests as they failed stage 1's
+        for ks in (self._own_l[s], self._rest_l[s]):
             k = self._quick(t, ks, free, now)
             if k >= 0:
                 return k, True, 0.0, 0.0, 0.0
@@ -329,7 +391,7 @@ class DrsPolicy(Policy):
         b = self.book
         rc, rm, rs = self._req3[t]
         qc, qs, min_end = b.queued_count.tolist(), b.queued_service.tolist(), b.min_end.tolist()
-        seen, past = self.history.seen.tolist(), self.history.value.tolist()
+        seen, past = self.history.seen_l, self.history.value_l      # read only
         speed, slots = self._speed_l, self._slots_l
         mean_size = self.size_sum / self.size_n if self.size_n else float(
             np.mean(self.workload.duration))
@@ -354,7 +416,7 @@ class DrsPolicy(Policy):
         g = p.gamma
         for _ in range(p.h):
             new = [g * x + (1.0 - g) * lk for x, lk in zip(T, L)]
-            change = max(abs(y - x) / max(abs(x), 1e-12) for x, y in zip(T, new))
+            change = max([abs(y - x) / max(abs(x), 1e-12) for x, y in zip(T, new)])
             T = new
             if change < p.eps:
                 break
@@ -421,24 +483,23 @@ class DrsPolicy(Policy):
         """Take ``t``'s request off worker ``k`` in ``free`` and in its row mirror (the same
         float subtractions)."""
         free[k] -= self.workload.request[t]
-        row = self._free_l[k]
-        for r, x in enumerate(self._req_l[t]):
-            row[r] -= x
+        self._free_l[k] = [f - x for f, x in zip(self._free_l[k], self._req_l[t])]
 
     def _drain(self, k: int, now: float, free: np.ndarray, actions: list) -> None:
-        w = self.workload
         b = self.book
+        rows, req = self._free_l, self._req_l       # ``free`` and the requests, as rows
         while b.queue[k]:
             t, _ = b.queue[k][0]
-            if not fits_one(free[k], w.request[t]):
+            if not fits_one(rows[k], req[t]):
                 break
             svc = self._dur_l[t] / self._speed_l[k]
             _, at = b.dequeue_head(k, svc)
-            lst = self.queued_by_job[k].get(int(w.job[t]))
+            j = self._job_l[t]
+            lst = self.queued_by_job[k].get(j)
             if lst is not None:
                 lst.remove(t)
                 if not lst:
-                    del self.queued_by_job[k][int(w.job[t])]
+                    del self.queued_by_job[k][j]
             actions.append(Place(t, k, from_queue=True, reason="drs: queue head"))
             self._take(free, k, t)
             b.start(t, k, now + svc)
@@ -487,13 +548,18 @@ class DrsPolicy(Policy):
         trig = view.trigger
         actions: list = []
         dirty: set[int] = set()
-        for t in set(trig.completions):
-            dirty |= self.book.finished(int(t), now)
-        if "gossip" in trig.timers:
+        done = trig.completions
+        if done:
+            finished = self.book.finished
+            # ``set`` order, as before (one task: the same order without building the set)
+            for t in (done if len(done) == 1 else set(done)):
+                dirty |= finished(int(t), now)
+            queue = self.book.queue
+            dirty = {k for k in dirty if queue[k]}     # workers with a queue to start
+        if trig.timers and "gossip" in trig.timers:
             self.gossip.report(self._sched_loads(view), now)
             self.gossip.round(now, self.rng)
         self.gossip.deliver(now)
-        dirty = {k for k in dirty if self.book.queue[k]}     # workers with a queue to start
         pend = view.pending_tasks()
         if not dirty and not len(pend):
             return actions
@@ -505,18 +571,26 @@ class DrsPolicy(Policy):
             return actions
         batches: dict[int, list[int]] = {}
         job = self._job_l
+        sched = self.job_sched
+        pending = view.pending
         for t in pend.tolist():
             j = job[t]
-            s = self.job_sched.get(j)
+            s = sched.get(j)
             if s is None:
                 s = self._route(j)
-                self.job_sched[j] = s
-            batches.setdefault(s, []).extend([t] * int(view.pending[t]))
+                sched[j] = s
+            n = pending.item(t)
+            tasks = batches.get(s)
+            if tasks is None:
+                batches[s] = [t] * n
+            else:
+                tasks.extend([t] * n)
+        milp = self.params.solver == "milp"
         for s, tasks in batches.items():
-            if (self.params.solver == "milp" and len(tasks) <= self.params.milp_max_tasks
-                    and self._milp_batch(tasks, s, free, now, actions)):
-                continue
-            if self.params.solver == "milp":
+            if milp:
+                if (len(tasks) <= self.params.milp_max_tasks
+                        and self._milp_batch(tasks, s, free, now, actions)):
+                    continue
                 self.fallbacks += 1
             for t in tasks:
                 k, now_start, wa, wm, wq = self._choose(t, s, free, now)

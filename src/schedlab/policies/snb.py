@@ -17,6 +17,7 @@ Departures from the spec
 from __future__ import annotations
 
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
+from schedlab.policies._drs.common import bounded_draw
 from schedlab.policies.registry import register
 
 __all__ = ["SnbPolicy"]
@@ -31,9 +32,19 @@ class SnbPolicy(QueuePolicy):
     class Params(BaselineParams):
         pass
 
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self._eligible_list: dict[int, list[int]] = {}
+
     def _pick(self, t, free, now):
-        ks = self._eligible(t)
-        return int(ks[self.rng.integers(len(ks))])
+        ks = self._eligible_list.get(t)
+        if ks is None:
+            ks = self._eligible_list[t] = self._eligible(t).tolist()
+        if len(ks) > 0xFFFFFFFF:        # pragma: no cover - beyond 32-bit draws
+            return ks[int(self.rng.integers(len(ks)))]
+        # ``rng.integers(len(ks))`` without its per-call overhead: the same draws
+        bits = self.rng.bit_generator.ctypes
+        return ks[bounded_draw(bits.next_uint32, bits.state, len(ks) - 1)]
 
     def _key(self, t, k, now):
         return float(self.workload.duration[t])

@@ -23,12 +23,16 @@ from schedlab.policies.base import Policy, PolicyParams
 __all__ = ["BaselineParams", "BaselinePolicy", "QueuePolicy", "stable_order"]
 
 
+#: below this many keys the int16 test costs more than sorting the keys as they are
+_RADIX_FROM = 256
+
+
 def stable_order(keys: np.ndarray) -> np.ndarray:
     """``np.argsort(keys, kind="stable")``; integral keys that fit 16 bits are sorted as
     int16, for which numpy's stable sort is a linear radix sort (same permutation)."""
     if len(keys) < 2:
         return np.arange(len(keys))
-    if keys.dtype == np.int16:
+    if keys.dtype == np.int16 or len(keys) < _RADIX_FROM:
         return np.argsort(keys, kind="stable")
     if len(keys) and np.isfinite(keys).all() and -2**15 <= keys.min() and keys.max() < 2**15:
         small = keys.astype(np.int16)
@@ -73,8 +77,14 @@ class BaselinePolicy(Policy):
 
     def _completions(self, view) -> set[int]:
         dirty: set[int] = set()
-        for t in set(view.trigger.completions):
-            dirty |= self.book.finished(int(t), view.now)
+        done = view.trigger.completions
+        if not done:
+            return dirty
+        now = view.now
+        finished = self.book.finished
+        # ``set`` order, as before (one task: the same order without building the set)
+        for t in (done if len(done) == 1 else set(done)):
+            dirty |= finished(int(t), now)
         return dirty
 
     def _place(self, t: int, k: int, now: float, free: np.ndarray, actions: list,
@@ -186,6 +196,8 @@ class QueuePolicy(BaselinePolicy):
         self._dur: list[float] = workload.duration.tolist()
         self._speed: list[float] = cluster.speed.tolist()
         self._min_req = workload.request.min(axis=0) if workload.n_tasks else None
+        self._min_req_l = self._min_req.tolist() if workload.n_tasks else None
+        self._req_l: list[list[float]] = workload.request.tolist()
         # per worker, its queue in ``_key`` order (ties in queue order) as parallel lists
         # (keys, entries), kept up to date by every enqueue and removal; None = rebuild
         self._sorted: list[tuple[list[float], list[tuple[int, float]]] | None] = \
@@ -265,33 +277,38 @@ class QueuePolicy(BaselinePolicy):
         q = self.book.queue[k]
         if not q:
             return
-        fk = free[k]
-        if not fits_one(fk, self._min_req):
+        # ``free[k]`` as Python floats (kept equal to it: the same subtractions)
+        fk = free[k].tolist()
+        min_req = self._min_req_l
+        if not fits_one(fk, min_req):
             return          # not even the smallest request of the workload fits
+        now = view.now
+        req = self._req_l
         # walk the order in place: an entry that starts leaves it (and the queue), the
         # others are passed over; later changes to the cache do not touch these lists
-        keys, entries = self._sorted_queue(k, view.now)
+        keys, entries = self._sorted_queue(k, now)
         n = 0
         while n < len(entries):
             t, at = entries[n]
-            if not fits_one(fk, w.request[t]):
+            if not fits_one(fk, req[t]):
                 n += 1
                 continue
             del keys[n], entries[n]
-            self._queue_remove(t, at, k, view.now, cached=False)
+            self._queue_remove(t, at, k, now, cached=False)
             rem = self.remaining.get(t)
-            work = rem.pop(0) if rem else float(w.duration[t])
+            work = rem.pop(0) if rem else self._dur[t]
             if rem is not None:
                 if not rem:
                     del self.remaining[t]
                 self._remaining_changed(t)
             # a task dispatched in this very decision still pays the message latency
-            delay = self.params.latency if at >= view.now else 0.0
+            delay = self.params.latency if at >= now else 0.0
             actions.append(Place(t, k, from_queue=True, resumable=True, startup_delay=delay,
                                  reason=self.name))
             free[k] -= w.request[t]
-            self.book.start(t, k, view.now + delay + work / self.cluster.speed[k])
-            if not fits_one(fk, self._min_req):
+            fk = [f - x for f, x in zip(fk, req[t])]
+            self.book.start(t, k, now + delay + work / self._speed[k])
+            if not fits_one(fk, min_req):
                 return      # nothing else in the queue can fit now
 
     def _svc(self, t: int, k: int) -> float:
@@ -331,9 +348,9 @@ class QueuePolicy(BaselinePolicy):
             return actions          # nothing to start, place or migrate
         free = view.free()
         groups = None
-        for t in pend:
-            t = int(t)
-            for _ in range(int(view.pending[t])):
+        pending = view.pending
+        for t in pend.tolist():
+            for _ in range(pending.item(t)):
                 k = self._pick(t, free, now)
                 self._enqueue(t, k, now, actions)
                 dirty.add(k)

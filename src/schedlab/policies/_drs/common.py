@@ -14,7 +14,7 @@ from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
 __all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "least_loaded",
-           "sample_without_replacement", "sample_pair", "Book"]
+           "sample_without_replacement", "sample_pair", "bounded_draw", "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
 COLS = np.array([R_CPU, R_MEM, R_SLOTS])
@@ -118,28 +118,31 @@ def sample_without_replacement(rng: np.random.Generator, items: list, size: int)
     draw, state = bits.next_uint32, bits.state
     if size == 2:
         return list(sample_pair(draw, state, items))
-
-    def upto(r: int) -> int:        # uniform on 0..r
-        if r == 0:
-            return 0
-        if r == 0xFFFFFFFF:
-            return draw(state)
-        span = r + 1
-        m = draw(state) * span
-        if m & 0xFFFFFFFF < span:
-            floor = (0xFFFFFFFF - r) % span
-            while m & 0xFFFFFFFF < floor:
-                m = draw(state) * span
-        return m >> 32
-
     idx: list[int] = []
     for j in range(n - size, n):
-        v = upto(j)
+        v = bounded_draw(draw, state, j)
         idx.append(j if v in idx else v)
     for i in range(size - 1, 0, -1):
-        j = upto(i)
+        j = bounded_draw(draw, state, i)
         idx[i], idx[j] = idx[j], idx[i]
     return [items[i] for i in idx]
+
+
+def bounded_draw(draw, state, r: int) -> int:
+    """Uniform on ``0..r`` (``r < 2**32``) from 32-bit draws by Lemire's method: what
+    ``rng.integers(r + 1)`` returns, drawing the same words (``draw`` and ``state`` are
+    the bit generator's ``ctypes.next_uint32`` and ``ctypes.state``)."""
+    if r == 0:
+        return 0
+    if r == 0xFFFFFFFF:
+        return draw(state)
+    span = r + 1
+    m = draw(state) * span
+    if m & 0xFFFFFFFF < span:
+        floor = (0xFFFFFFFF - r) % span
+        while m & 0xFFFFFFFF < floor:
+            m = draw(state) * span
+    return m >> 32
 
 
 def sample_pair(draw, state, items: list) -> tuple:
@@ -185,6 +188,10 @@ class Book:
     ``min_end`` (the soonest booked end per machine) is recomputed on read, only for the
     machines whose soonest instance stopped since (the usual case: the soonest ends first),
     instead of on every stop.
+
+    The instance table (``_inst``, ``_alive``) is read only by victim searches, which most
+    runs never make: starts and stops log their rows in a dict, written into the arrays
+    when the table is read (a numpy row store costs more than the rest of a start).
     """
 
     def __init__(self, n_machines: int) -> None:
@@ -198,10 +205,42 @@ class Book:
         self._min_end = np.full(n_machines, np.inf)
         self._min_end_l = [np.inf] * n_machines         # plain floats, read on the hot path
         self._min_stale: set[int] = set()               # machines whose minimum must be redone
-        self._inst = np.zeros((64, 3))                # rows (machine, task, end)
-        self._alive = np.zeros(64, bool)
+        self._inst_a = np.zeros((64, 3))              # rows (machine, task, end)
+        self._alive_a = np.zeros(64, bool)
+        self._rows = 64                               # rows the table will have on sync
+        self._log: dict[int, tuple[int, int, float] | None] = {}   # row -> new row / stopped
         self._row: dict[tuple[int, int, float], list[int]] = {}
         self._spare: list[int] = list(range(63, -1, -1))
+
+    def _sync(self) -> None:
+        """Write the logged starts and stops into the instance table."""
+        n = len(self._alive_a)
+        if self._rows > n:
+            extra = self._rows - n
+            self._inst_a = np.concatenate([self._inst_a, np.zeros((extra, 3))])
+            self._alive_a = np.concatenate([self._alive_a, np.zeros(extra, bool)])
+        inst, alive = self._inst_a, self._alive_a
+        for i, row in self._log.items():
+            if row is None:
+                alive[i] = False
+            else:
+                inst[i] = row
+                alive[i] = True
+        self._log.clear()
+
+    @property
+    def _inst(self) -> np.ndarray:
+        """(rows, 3) instance table: machine, task, booked end (valid where ``_alive``)."""
+        if self._log:
+            self._sync()
+        return self._inst_a
+
+    @property
+    def _alive(self) -> np.ndarray:
+        """(rows,) which rows of ``_inst`` hold a running instance."""
+        if self._log:
+            self._sync()
+        return self._alive_a
 
     @property
     def min_end(self) -> np.ndarray:
@@ -226,14 +265,12 @@ class Book:
         else:
             where.add(m)
         if not self._spare:
-            n = len(self._alive)
-            self._inst = np.concatenate([self._inst, np.zeros((n, 3))])
-            self._alive = np.concatenate([self._alive, np.zeros(n, bool)])
+            n = self._rows
+            self._rows = 2 * n
             self._spare = list(range(2 * n - 1, n - 1, -1))
         i = self._spare.pop()
-        self._inst[i] = (m, t, end)
-        self._alive[i] = True
         key = (m, t, end)
+        self._log[i] = key
         rows = self._row.get(key)
         if rows is None:
             self._row[key] = [i]
@@ -256,7 +293,7 @@ class Book:
         i = rows.pop()
         if not rows:
             del self._row[key]
-        self._alive[i] = False
+        self._log[i] = None
         self._spare.append(i)
         if end <= self._min_end_l[m]:
             self._min_stale.add(m)
@@ -287,15 +324,29 @@ class Book:
 
     def finished(self, t: int, now: float) -> set[int]:
         """Forget instances of ``t`` that have ended by ``now``; returns machines freed."""
-        out: set[int] = set()
         where = self.where.get(t, ())
         if len(where) == 1:             # the usual case: one machine, one instance ended
             for m in where:
-                ends = self.running[m].get(t)
-                if ends and len(ends) == 1 and ends[0] <= now + 1e-7:
-                    self.stop(m, t, ends[0])
-                    out.add(m)
-                    return out
+                run = self.running[m]
+                ends = run.get(t)
+                if ends and len(ends) == 1:
+                    end = ends[0]
+                    if end <= now + 1e-7:
+                        # :meth:`stop` of that instance, inlined (one call per completion)
+                        del run[t]
+                        key = (m, t, end)
+                        rows = self._row[key]
+                        i = rows.pop()
+                        if not rows:
+                            del self._row[key]
+                        self._log[i] = None
+                        self._spare.append(i)
+                        if end <= self._min_end_l[m]:
+                            self._min_stale.add(m)
+                        self.n_live -= 1
+                        self.version += 1
+                        return {m}
+        out: set[int] = set()
         for m in list(where):
             ends = self.running[m].get(t)
             if not ends:

@@ -66,6 +66,8 @@ class GossipNet:
         self._flight: list[tuple[float, int, int, np.ndarray, np.ndarray]] = []
         self._seq = 0
         self.messages = 0
+        #: counts changes to ``load`` (for caches of values derived from it)
+        self.version = 0
 
     def latency(self, i: int, j: int) -> float:
         return self.base_latency + float(self.dist[i, j]) * self.latency_per_unit
@@ -73,6 +75,7 @@ class GossipNet:
     def report(self, loads: np.ndarray, now: float) -> None:
         """Schedulers report to their own manager (fresh, exact)."""
         loads = np.asarray(loads, dtype=float)
+        self.version += 1
         for i in range(len(self.points)):
             mine = self.owner == i
             self.load[i, mine] = loads[mine]
@@ -93,6 +96,7 @@ class GossipNet:
         """Merge every message that has arrived by ``now``."""
         while self._flight and self._flight[0][0] <= now + 1e-12:
             _, _, j, load, stamp = heapq.heappop(self._flight)
+            self.version += 1
             newer = stamp > self.stamp[j]
             self.load[j, newer] = load[newer]
             self.stamp[j, newer] = stamp[newer]

@@ -68,19 +68,31 @@ def queue_len_only(queued_count: np.ndarray, slots: np.ndarray, mean_service: np
 
 
 class WaitHistory:
-    """Per-worker EWMA of measured waits (``T0`` of Algorithm 3)."""
+    """Per-worker EWMA of measured waits (``T0`` of Algorithm 3).
+
+    Kept as Python lists (``value_l``, ``seen_l``: one update per dispatch, read by the
+    plain-Python rule); ``value`` and ``seen`` are numpy copies of them.
+    """
 
     def __init__(self, n: int, weight: float = 0.3) -> None:
         self.weight = weight
-        self.value = np.zeros(n)
-        self.seen = np.zeros(n, dtype=bool)
+        self.value_l = [0.0] * n
+        self.seen_l = [False] * n
+
+    @property
+    def value(self) -> np.ndarray:
+        return np.array(self.value_l, dtype=float)
+
+    @property
+    def seen(self) -> np.ndarray:
+        return np.array(self.seen_l, dtype=bool)
 
     def observe(self, k: int, wait: float) -> None:
-        if self.seen[k]:
-            self.value[k] = self.weight * wait + (1.0 - self.weight) * self.value[k]
+        if self.seen_l[k]:
+            self.value_l[k] = self.weight * wait + (1.0 - self.weight) * self.value_l[k]
         else:
-            self.value[k] = wait
-            self.seen[k] = True
+            self.value_l[k] = float(wait)
+            self.seen_l[k] = True
 
     def T0(self, idx: np.ndarray, L: np.ndarray) -> np.ndarray:
         return np.where(self.seen[idx], self.value[idx], L)
