@@ -128,6 +128,7 @@ class TickState:
     _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
 
     _ratio: Any = None
+    _ratio_rows: Any = None
 
     @property
     def ratio(self) -> np.ndarray:
@@ -141,6 +142,20 @@ class TickState:
     @ratio.setter
     def ratio(self, value: np.ndarray) -> None:
         self._ratio = value
+        self._ratio_rows = None
+
+    @property
+    def ratio_rows(self) -> list[list[float]]:
+        """``ratio`` as Python rows (the policy keeps them with its ratios; a state built by
+        hand gets them from its own array)."""
+        if self._ratio_rows is None:
+            ratio = self.ratio
+            policy = self._ratio_source[0] if "_ratio_source" in self.__dict__ else None
+            if policy is not None and ratio is policy._ratio_rows[0]:
+                self._ratio_rows = policy._ratio_rows[1]
+            else:
+                self._ratio_rows = ratio.tolist()
+        return self._ratio_rows
 
     def running_groups(self, view: Any) -> Any:
         """``view.running_groups()``, read once per tick."""
@@ -215,6 +230,10 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._request_rows = np.asarray(w.request, dtype=float).tolist()
         with np.errstate(invalid="ignore", divide="ignore"):
             self._task_ratio = np.where(w.request > 0, w.usage / np.where(w.request > 0, w.request, 1), 1.0)
+        self._task_ratio_rows = self._task_ratio[:, :_NL].tolist()
+        self._tasks_of_job: list[list[int]] = [[] for _ in range(J)]
+        for t, j in enumerate(self._job_list):
+            self._tasks_of_job[j].append(t)
         self._job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
         self._job_metric_bin = (w.job[:, None] * _NL + np.arange(_NL)).ravel()
         self.counters: dict[str, float] = {
@@ -244,6 +263,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._ratio_key = -1.0
         self._ratio_done: np.ndarray | None = None   # view.completed at the last computation
         self._ratio_val = np.ones((J, w.request.shape[1]))
+        self._ratio_rows = (self._ratio_val, self._ratio_val.tolist())   # (array, its rows)
         self.backlog_ticks: list[tuple[float, bool]] = []
         attrs = getattr(cluster, "attrs", None)
         fail = (attrs["spec_fail_prob"].to_numpy(dtype=float)
@@ -336,24 +356,31 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         prev = self._ratio_done
         if prev is not None and prev.shape == completed.shape:
             # only the jobs with a newly finished instance change: their sums again, over
-            # their own tasks in task order (what the full bincounts add for them)
-            flag = np.zeros(J, dtype=bool)
-            flag[w.job[completed != prev]] = True
-            jobs = np.flatnonzero(flag)              # sorted, unique
+            # their own tasks in task order, in Python floats (what the full bincounts add
+            # for them: from 0.0, one task after the other)
+            changed = np.flatnonzero(completed != prev).tolist()
             self._ratio_done = completed.copy()
             self._ratio_key = key
-            if not len(jobs):
+            if not changed:
                 return self._ratio_val
-            sel = np.flatnonzero(flag[w.job])
-            done = completed[sel].astype(float)
-            den = np.bincount(w.job[sel], weights=done, minlength=J)[jobs]
-            num = np.bincount(self._job_metric_bin.reshape(-1, _NL)[sel].ravel(),
-                              weights=(done[:, None] * self._task_ratio[sel, :_NL]).ravel(),
-                              minlength=J * _NL).reshape(J, _NL)[jobs]
-            d = den[:, None]
+            job = self._job_list
+            rows = list(self._ratio_rows[1])        # a new list: last tick's stays as it was
             out = self._ratio_val.copy()
-            out[jobs, :_NL] = np.where(d > 0, num / np.maximum(d, 1e-300), 1.0)
+            tr_rows = self._task_ratio_rows
+            for j in sorted({job[t] for t in changed}):
+                den = 0.0
+                num = [0.0] * _NL
+                for t in self._tasks_of_job[j]:
+                    d = float(completed[t])
+                    den += d
+                    num = [a + d * b for a, b in zip(num, tr_rows[t])]
+                if den > 0:
+                    out[j, :_NL] = [a / den for a in num]   # den >= 1 here: max(den, 1e-300) = den
+                else:
+                    out[j, :_NL] = 1.0
+                rows[j] = out[j].tolist()
             self._ratio_val = out
+            self._ratio_rows = (out, rows)
             return out
         self._ratio_done = completed.copy()
         done = completed.astype(float)
@@ -367,11 +394,14 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             out[:, :_NL] = np.where(d > 0, num / np.maximum(d, 1e-300), 1.0)
         self._ratio_key = key
         self._ratio_val = out
+        self._ratio_rows = (out, out.tolist())
         return out
 
-    def expected_usage(self, st: TickState, t: int, count: int = 1) -> np.ndarray:
-        w = self.workload
-        return st.ratio[w.job[t]] * w.request[t] * count
+    def expected_usage(self, st: TickState, t: int, count: int = 1) -> list[float]:
+        """The job's observed usage/request ratio times the request, times ``count``, per
+        resource in Python floats (numpy's ``ratio[j] * request[t] * count``, element by
+        element)."""
+        return [a * b * count for a, b in zip(st.ratio_rows[self._job_list[t]], self._request_rows[t])]
 
     def _scan(self, view, st: TickState) -> None:
         """Build the tick's mirror of node queues and running speculative groups."""
@@ -386,25 +416,30 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             st.reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg], minlength=M).astype(np.int64)
             sel = np.flatnonzero(opp)
             if len(sel):
-                ms, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
-                st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
-                # np.add.at(spec_req, ms, request * count) as one bincount: bin R m + r adds
-                # its groups in the same order, from the same 0.0
-                R = st.spec_req.shape[1]
-                add = self.workload.request[ts] * cs[:, None]
-                st.spec_req = np.bincount((ms[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
-                                          minlength=M * R).reshape(M, R)
+                # per machine, the count and the summed requests of its speculative groups
+                # (np.add.at(spec_req, machine, request * count): from 0.0, group by group)
+                spec_n = [0] * M
+                spec_req: dict[int, list[float]] = {}
+                req_rows = self._request_rows
                 spec_on = st.spec_on
                 faulty = self._faulty
-                for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
+                for m, g, t, c, s0 in zip(rg.machine[sel].tolist(), rg.gid[sel].tolist(),
+                                          rg.task[sel].tolist(), rg.count[sel].tolist(),
                                           rg.start_time[sel].tolist()):
                     if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
                         self._draw_fault(m, g, t, s0, view)
-                    lst = spec_on.get(m)
-                    if lst is None:
+                    spec_n[m] += c
+                    row = spec_req.get(m)
+                    if row is None:
+                        spec_req[m] = [0.0 + r * c for r in req_rows[t]]
                         spec_on[m] = [[g, t, c, s0]]
                     else:
-                        lst.append([g, t, c, s0])
+                        spec_req[m] = [a + r * c for a, r in zip(row, req_rows[t])]
+                        spec_on[m].append([g, t, c, s0])
+                st.spec_n = np.array(spec_n, dtype=np.int64)
+                req = np.zeros_like(st.cap)
+                req[list(spec_req)] = list(spec_req.values())
+                st.spec_req = req
 
     def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
         self._fail_seen.add(g)
@@ -466,18 +501,19 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         out: dict[tuple[int, int], int] = {}
         get = out.get
         for m, lst in st.qm.items():
-            for e in lst:
-                key = (job[e[0]], m)
-                out[key] = get(key, 0) + e[1]
+            for t, c, _ in lst:
+                key = (job[t], m)
+                out[key] = get(key, 0) + c
         for m, lst in st.spec_on.items():
-            for g in lst:
-                key = (job[g[1]], m)
-                out[key] = get(key, 0) + g[2]
+            for _, t, c, _ in lst:
+                key = (job[t], m)
+                out[key] = get(key, 0) + c
         by_job = np.zeros(self.workload.n_jobs)
         if out:
             per: dict[int, int] = {}
+            pget = per.get
             for (j, _m), c in out.items():
-                per[j] = per.get(j, 0) + c
+                per[j] = pget(j, 0) + c
             by_job[list(per)] = list(per.values())
         return out, by_job
 
@@ -520,9 +556,9 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             load = np.where(st.alive, inst[:, R_CPU], np.inf)
             adm = st.alive & (inst < self._theta_adm[None, :]).all(axis=1)
             lo_adm = float(load[adm].min()) if adm.any() else np.inf
-            cache = st._load = (load, float(load.min()), lo_adm, ~adm & st.alive)
+            cache = st._load = (load.tolist(), float(load.min()), lo_adm, (~adm & st.alive).tolist())
         load, lo, lo_adm, over = cache
-        lm = float(load[m])
+        lm = load[m]
         view = self.placement_view()
         if view is not None:
             vm = float(view[m, R_CPU])
@@ -532,10 +568,20 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                 cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None)
             v_lo = vm if cached[1] is None else cached[1]
             vgap = vm - min(v_lo, vm)
+        if count == 1:
+            self.placement_gap.append(lm - lo)
+            self.placement_ge2.append(lm > lo + _EPS and lm >= 2.0 * lo)
+            self.placement_gap_admissible.append(lm - min(lo_adm, lm))
+            self.placement_overloaded.append(over[m])
+            self.placement_queue.append(int(st.qlen[m]))
+            if view is not None:
+                self.placement_view_gap.append(vgap)
+                self.placement_stale_error.append(lm - vm)
+            return
         self.placement_gap.extend([lm - lo] * count)
-        self.placement_ge2.extend([bool(lm > lo + _EPS and lm >= 2.0 * lo)] * count)
+        self.placement_ge2.extend([lm > lo + _EPS and lm >= 2.0 * lo] * count)
         self.placement_gap_admissible.extend([lm - min(lo_adm, lm)] * count)
-        self.placement_overloaded.extend([bool(over[m])] * count)
+        self.placement_overloaded.extend([over[m]] * count)
         self.placement_queue.extend([int(st.qlen[m])] * count)
         if view is not None:
             self.placement_view_gap.extend([vgap] * count)

@@ -123,7 +123,7 @@ class NodeManagerControl:
         l0, l1, l2, l3 = self._lim_rho_rows[m]
         if s0 + r0 > l0 or s1 + r1 > l1 or s2 + r2 > l2 or s3 + r3 > l3:
             return False
-        e0, e1, e2, e3 = st.ratio[self.workload.job[t], :N_LOAD].tolist()
+        e0, e1, e2, e3 = st.ratio_rows[self._job_list[t]][:N_LOAD]
         u0, u1, u2, u3 = st.used[m, :N_LOAD].tolist()
         l0, l1, l2, l3 = self._lim_launch_rows[m]
         return not (u0 + e0 * r0 > l0 or u1 + e1 * r1 > l1 or u2 + e2 * r2 > l2
@@ -176,13 +176,14 @@ class NodeManagerControl:
         p = self.params
         fixed = not p.adaptive_timeout
         now, T_to = st.now, p.T_to
+        job = self._job_list
         for m in list(st.qm):
             lst = st.qm[m]
             if fixed and now - min([e[2] for e in lst]) <= T_to:
                 continue
             for e in list(lst):
                 t, c, tq = e
-                if st.now - tq <= self.timeout_for(int(w.job[t])):
+                if now - tq <= (T_to if fixed else self.timeout_for(job[t])):
                     continue
                 st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
                 lst.remove(e)
