@@ -232,10 +232,21 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             self._task_ratio = np.where(w.request > 0, w.usage / np.where(w.request > 0, w.request, 1), 1.0)
         self._task_ratio_rows = self._task_ratio[:, :_NL].tolist()
         self._tasks_of_job: list[list[int]] = [[] for _ in range(J)]
+        self._pos_in_job = [0] * T
         for t, j in enumerate(self._job_list):
+            self._pos_in_job[t] = len(self._tasks_of_job[j])
             self._tasks_of_job[j].append(t)
+        # per job, the running sums (done, done x ratio per metric) after each of its tasks,
+        # for no instance done yet (0 x ratio: 0.0, or nan for a nan ratio, as numpy sums it)
+        self._ratio_prefix: list[list[tuple[float, ...]]] = []
+        for ts in self._tasks_of_job:
+            acc = (0.0,) * (_NL + 1)
+            sums = []
+            for t in ts:
+                acc = (acc[0] + 0.0, *(a + 0.0 * b for a, b in zip(acc[1:], self._task_ratio_rows[t])))
+                sums.append(acc)
+            self._ratio_prefix.append(sums)
         self._job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
-        self._job_metric_bin = (w.job[:, None] * _NL + np.arange(_NL)).ravel()
         self.counters: dict[str, float] = {
             "regular_grants": 0, "spec_requests": 0, "spec_rejected_queue_full": 0,
             "spec_rejected_overloaded": 0, "spec_enqueued": 0, "spec_launched": 0,
@@ -261,7 +272,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._job_waits: dict[int, list[float]] = {}
         self._job_pen: dict[int, dict[int, int]] = {}
         self._ratio_key = -1.0
-        self._ratio_done: np.ndarray | None = None   # view.completed at the last computation
+        self._ratio_done = np.zeros(T, dtype=np.int64)   # view.completed at the last computation
         self._ratio_val = np.ones((J, w.request.shape[1]))
         self._ratio_rows = (self._ratio_val, self._ratio_val.tolist())   # (array, its rows)
         self.backlog_ticks: list[tuple[float, bool]] = []
@@ -346,55 +357,53 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     # ------------------------------------------------------------------ helpers
     def _job_ratio(self, view) -> np.ndarray:
-        """Per job, mean usage/request of its tasks with a finished instance (1.0 before)."""
-        w = self.workload
+        """Per job, mean usage/request of its tasks with a finished instance (1.0 before).
+
+        Only the jobs with a newly finished instance change. Their sums are numpy's
+        ``bincount(job, weights=completed * ratio)``: from 0.0, one task after the other in
+        task order; here in Python floats, restarted from the running sums kept before the
+        first task whose count changed."""
         key = int(view.completed.sum())
         if key == self._ratio_key:
             return self._ratio_val          # no instance finished since the last tick
         completed = np.asarray(view.completed)
-        J = w.n_jobs
-        prev = self._ratio_done
-        if prev is not None and prev.shape == completed.shape:
-            # only the jobs with a newly finished instance change: their sums again, over
-            # their own tasks in task order, in Python floats (what the full bincounts add
-            # for them: from 0.0, one task after the other)
-            changed = np.flatnonzero(completed != prev).tolist()
-            self._ratio_done = completed.copy()
-            self._ratio_key = key
-            if not changed:
-                return self._ratio_val
-            job = self._job_list
-            rows = list(self._ratio_rows[1])        # a new list: last tick's stays as it was
-            out = self._ratio_val.copy()
-            tr_rows = self._task_ratio_rows
-            for j in sorted({job[t] for t in changed}):
-                den = 0.0
-                num = [0.0] * _NL
-                for t in self._tasks_of_job[j]:
-                    d = float(completed[t])
-                    den += d
-                    num = [a + d * b for a, b in zip(num, tr_rows[t])]
-                if den > 0:
-                    out[j, :_NL] = [a / den for a in num]   # den >= 1 here: max(den, 1e-300) = den
-                else:
-                    out[j, :_NL] = 1.0
-                rows[j] = out[j].tolist()
-            self._ratio_val = out
-            self._ratio_rows = (out, rows)
-            return out
+        changed = np.flatnonzero(completed != self._ratio_done).tolist()
         self._ratio_done = completed.copy()
-        done = completed.astype(float)
-        den = np.bincount(w.job, weights=done, minlength=J)
-        out = np.ones((J, w.request.shape[1]))
-        if den.any():
-            # the per-metric bincounts in one: bin 4 j + r adds its tasks in task order
-            num = np.bincount(self._job_metric_bin, weights=(done[:, None] * self._task_ratio[:, :_NL]).ravel(),
-                              minlength=J * _NL).reshape(J, _NL)
-            d = den[:, None]
-            out[:, :_NL] = np.where(d > 0, num / np.maximum(d, 1e-300), 1.0)
         self._ratio_key = key
+        if not changed:
+            return self._ratio_val
+        job, pos = self._job_list, self._pos_in_job
+        first: dict[int, int] = {}               # job -> first position that changed
+        for t in changed:
+            j = job[t]
+            if pos[t] < first.get(j, len(pos)):
+                first[j] = pos[t]
+        rows = list(self._ratio_rows[1])        # a new list: last tick's stays as it was
+        out = self._ratio_val.copy()
+        tr_rows = self._task_ratio_rows
+        item = completed.item
+        for j in sorted(first):
+            start = first[j]
+            prefix = self._ratio_prefix[j]
+            tasks = self._tasks_of_job[j]
+            den, n0, n1, n2, n3 = prefix[start - 1] if start else (0.0,) * (_NL + 1)
+            for k in range(start, len(tasks)):
+                t = tasks[k]
+                d = float(item(t))
+                b0, b1, b2, b3 = tr_rows[t]
+                den += d
+                n0 += d * b0
+                n1 += d * b1
+                n2 += d * b2
+                n3 += d * b3
+                prefix[k] = (den, n0, n1, n2, n3)
+            if den > 0:      # den >= 1 here: max(den, 1e-300) = den
+                out[j, :_NL] = [n0 / den, n1 / den, n2 / den, n3 / den]
+            else:
+                out[j, :_NL] = 1.0
+            rows[j] = out[j].tolist()
         self._ratio_val = out
-        self._ratio_rows = (out, out.tolist())
+        self._ratio_rows = (out, rows)
         return out
 
     def expected_usage(self, st: TickState, t: int, count: int = 1) -> list[float]:
@@ -416,30 +425,25 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             st.reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg], minlength=M).astype(np.int64)
             sel = np.flatnonzero(opp)
             if len(sel):
-                # per machine, the count and the summed requests of its speculative groups
-                # (np.add.at(spec_req, machine, request * count): from 0.0, group by group)
-                spec_n = [0] * M
-                spec_req: dict[int, list[float]] = {}
-                req_rows = self._request_rows
+                ms, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
+                st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
+                # np.add.at(spec_req, ms, request * count) as one bincount: bin R m + r adds
+                # its groups in the same order, from the same 0.0
+                R = st.spec_req.shape[1]
+                add = self.workload.request[ts] * cs[:, None]
+                st.spec_req = np.bincount((ms[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
+                                          minlength=M * R).reshape(M, R)
                 spec_on = st.spec_on
                 faulty = self._faulty
-                for m, g, t, c, s0 in zip(rg.machine[sel].tolist(), rg.gid[sel].tolist(),
-                                          rg.task[sel].tolist(), rg.count[sel].tolist(),
+                for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
                                           rg.start_time[sel].tolist()):
                     if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
                         self._draw_fault(m, g, t, s0, view)
-                    spec_n[m] += c
-                    row = spec_req.get(m)
-                    if row is None:
-                        spec_req[m] = [0.0 + r * c for r in req_rows[t]]
+                    lst = spec_on.get(m)
+                    if lst is None:
                         spec_on[m] = [[g, t, c, s0]]
                     else:
-                        spec_req[m] = [a + r * c for a, r in zip(row, req_rows[t])]
-                        spec_on[m].append([g, t, c, s0])
-                st.spec_n = np.array(spec_n, dtype=np.int64)
-                req = np.zeros_like(st.cap)
-                req[list(spec_req)] = list(spec_req.values())
-                st.spec_req = req
+                        lst.append([g, t, c, s0])
 
     def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
         self._fail_seen.add(g)

@@ -72,7 +72,7 @@ class ResourceManagerRound:
             extra = None
             if self.upgrades and st.spec_on.get(n):
                 if pos_of is None:
-                    pos_of = {t: i for i, t in enumerate(order_l)}
+                    pos_of = dict(zip(order_l, range(len(order_l))))
                 extra = np.zeros(len(order), dtype=np.int64)
                 for g in st.spec_on[n]:
                     extra[pos_of[g[1]]] += g[2]
