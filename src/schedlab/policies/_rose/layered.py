@@ -193,8 +193,9 @@ class TickState:
         """Drop (m, t) from the index if no entry of t is left at m."""
         if self._qbt is None:
             return
-        if any(e[0] == t for e in self.qm.get(m, ())):
-            return
+        for e in self.qm.get(m, ()):
+            if e[0] == t:
+                return
         ms = self._qbt.get(t)
         if ms and m in ms:
             ms.remove(m)
@@ -595,7 +596,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self.record_placement(st, m, c)
         st.actions.append(Enqueue(t, m, c, opportunistic=True, reason=reason))
         st.qm.setdefault(m, []).append([t, c, st.now])
-        st.note(m, t)
+        if st._qbt is not None:
+            st.note(m, t)
         st.qlen[m] += c
         st.pend[t] -= c
         self.counters["spec_enqueued"] += c

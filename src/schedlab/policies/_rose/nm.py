@@ -75,9 +75,11 @@ class NodeManagerControl:
         u = load_levels(st.used, cap)
         over = u > kill[None, :]
         self._over_time = np.where(over, self._over_time + p.tick, 0.0)
+        if not st.spec_on:
+            return
         comp_idx = [r for r in range(N_LOAD) if r != R_MEM]
         act = (u[:, R_MEM] > kill[R_MEM]) | (self._over_time[:, comp_idx] >= p.T_throttle - _EPS).any(axis=1)
-        if not st.spec_on or not act.any():
+        if not act.any():
             return
         for m in list(st.spec_on):
             if not act[m]:
@@ -179,12 +181,14 @@ class NodeManagerControl:
         job = self._job_list
         for m in list(st.qm):
             lst = st.qm[m]
-            if fixed and now - min([e[2] for e in lst]) <= T_to:
-                continue
-            for e in list(lst):
-                t, c, tq = e
-                if now - tq <= (T_to if fixed else self.timeout_for(job[t])):
+            if fixed:
+                late = [e for e in lst if now - e[2] > T_to]
+                if not late:
                     continue
+            else:
+                late = [e for e in lst if now - e[2] > self.timeout_for(job[e[0]])]
+            for e in late:
+                t, c, tq = e
                 st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
                 lst.remove(e)
                 st.forget(m, t)
