@@ -219,6 +219,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         w = workload
         M, T, J = cluster.n_machines, w.n_tasks, w.n_jobs
         self._k = -1
+        self._ready_n = -1              # ready tasks behind the RM's cached FIFO order
         self._nm_ticks = max(1, round(p.h_NM / p.tick))
         # the machines that heartbeat on tick k, (m + k) % nm_ticks == 0, by k % nm_ticks
         self._beat_rows = [np.flatnonzero((np.arange(M) + r) % self._nm_ticks == 0)

@@ -50,10 +50,12 @@ class ResourceManagerRound:
         has = demand > 0
         if spec_tasks is not None:
             has[spec_tasks] = True
-        tasks = np.flatnonzero(has)                 # sorted and unique, as union1d returns
-        if not len(tasks):
+        # the tasks with demand (all ready) in FIFO order: submission, readiness, id, taken
+        # from the order of every ready task (a task's ready time never changes once set)
+        order = self._fifo_ready(view)
+        order = order[has[order]]
+        if not len(order):
             return
-        order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
         req_o = w.request[order]
         dem_o = demand[order].astype(np.int64)
         # a node with less than this of some resource fits nothing
@@ -111,6 +113,21 @@ class ResourceManagerRound:
                 if any(map(_lt, f, below)):
                     break
             free[n] = f
+
+    def _fifo_ready(self, view) -> np.ndarray:
+        """Every ready task, ordered by (submission, ready time, id); sorted again only when
+        a task became ready since the last call."""
+        rt = view.ready_time
+        ready = rt == rt                           # not NaN: ready
+        n = int(np.count_nonzero(ready))
+        if n != self._ready_n:
+            tasks = np.flatnonzero(ready)
+            self._ready_fifo = tasks[np.lexsort((tasks, rt[tasks], self._task_key[tasks]))]
+            self._ready_n = n
+        return self._ready_fifo
+
+    _ready_n = -1
+    _ready_fifo: np.ndarray
 
     _SCAN_AHEAD = 6     # candidates tested one by one before the vectorised test
 
