@@ -574,16 +574,6 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                 cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None)
             v_lo = vm if cached[1] is None else cached[1]
             vgap = vm - min(v_lo, vm)
-        if count == 1:
-            self.placement_gap.append(lm - lo)
-            self.placement_ge2.append(lm > lo + _EPS and lm >= 2.0 * lo)
-            self.placement_gap_admissible.append(lm - min(lo_adm, lm))
-            self.placement_overloaded.append(over[m])
-            self.placement_queue.append(int(st.qlen[m]))
-            if view is not None:
-                self.placement_view_gap.append(vgap)
-                self.placement_stale_error.append(lm - vm)
-            return
         self.placement_gap.extend([lm - lo] * count)
         self.placement_ge2.extend([lm > lo + _EPS and lm >= 2.0 * lo] * count)
         self.placement_gap_admissible.extend([lm - min(lo_adm, lm)] * count)
