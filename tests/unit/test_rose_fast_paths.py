@@ -8,16 +8,22 @@ swapped for the references must return the same actions at every tick).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE as EPS
+from schedlab.cluster.spec import homogeneous_cluster
 from schedlab.policies import make_policy
 from schedlab.policies._rose import layered, lla
-from schedlab.policies._rose.layered import TickState
+from schedlab.cluster.actions import Dequeue
+from schedlab.policies._rose.layered import TickState, ceil_div
+from schedlab.policies.rose import RosePolicy
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
 
@@ -384,3 +390,180 @@ def test_quartiles_are_numpys_percentiles(n, seed, rounded, scale):
     r1, r3 = np.percentile(x, [25.0, 75.0], axis=1)
     assert np.array_equal(q1.view(np.int64), r1.view(np.int64))
     assert np.array_equal(q3.view(np.int64), r3.view(np.int64))
+
+
+# ------------------------------------------------------------------ walk, watch, timeouts
+class RoseReference:
+    """RosePolicy's AM walk, TBAMR watch and monitor window, and the NM timeout detector,
+    written the straightforward way (every task walks every candidate; numpy per item)."""
+
+    def _walk(self, st, tasks, cands, elig_job, out, budget, load):
+        p = self.params
+        now = st.now
+        exhausted: set = set()
+        usable_of: dict = {}
+        overloaded = self.overloaded(load)
+        budget_of = budget.tolist()
+        for t in tasks.tolist():
+            j = int(self.workload.job[t])
+            if j in exhausted:
+                continue
+            n_left = min(int(st.pend[t]), max(0, math.floor(budget_of[j] + 1e-9)))
+            if n_left <= 0:
+                continue
+            usable = usable_of.get(j)
+            if usable is None:
+                usable = usable_of[j] = [m for m in cands if self._rejected.get((j, m), -math.inf) <= now]
+            cap_jm = ceil_div(float(elig_job[j]), len(cands))
+            bad = self._timed_out_at.get(t, ())
+            for m in list(usable):
+                if n_left <= 0:
+                    break
+                if m in bad:
+                    continue
+                room = cap_jm - out.get((j, m), 0)
+                if room <= 0:
+                    continue
+                self.counters["spec_requests"] += 1
+                self.task_sent[t] += 1
+                full = st.qlen[m] >= p.Q_max
+                if full or overloaded[m]:
+                    self._rejected[(j, m)] = now + p.Y
+                    usable.remove(m)
+                    self.counters["spec_rejected_queue_full" if full else "spec_rejected_overloaded"] += 1
+                    self.task_excluded[t] = True
+                    continue
+                c = min(n_left, room, p.Q_max - int(st.qlen[m]))
+                self.enqueue(st, t, m, c, reason=f"rose speculative (list v{self.version})")
+                out[(j, m)] = out.get((j, m), 0) + c
+                budget_of[j] -= c
+                n_left -= c
+            if not usable:
+                exhausted.add(j)
+
+    def observe(self, view, st):
+        p = self.params
+        if self.every(p.X):
+            self._hist = np.roll(self._hist, -1, axis=2)
+            self._hist[:, :, -1] = self.instant_load(st)
+            self._n_rec = min(self._n_rec + 1, p.W)
+        if p.tbamr:
+            self._watch_tasks(view, st)
+        if self.every(p.Y) and self._n_rec:
+            self._report_and_filter(view, st)
+
+    def _watch_tasks(self, view, st):
+        w = self.workload
+        rg = st.running_groups(view)
+        if len(rg):
+            elapsed = st.now - rg.start_time
+            limit = self.params.tail_factor * w.duration[rg.task] / np.asarray(view.speed)[rg.machine]
+            for i in np.flatnonzero(rg.running & (elapsed > limit)):
+                key = (int(rg.gid[i]), float(rg.start_time[i]))
+                if key in self._tailed:
+                    continue
+                self._tailed.add(key)
+                pen = self._job_pen.setdefault(int(w.job[rg.task[i]]), {})
+                m = int(rg.machine[i])
+                pen[m] = pen.get(m, 0) + int(rg.count[i])
+        ended = np.asarray(view.ended)
+        left = np.bincount(w.job, weights=(ended < w.instances), minlength=w.n_jobs)
+        for j in np.flatnonzero((left == 0) & ~self._done_jobs):
+            self._done_jobs[j] = True
+            pen = self._job_pen.pop(int(j), {})
+            self.rating.job_terminated(st.now, [("killed", m) for m, c in pen.items() for _ in range(c)])
+
+    def _timeout(self, view, st):
+        w, p = self.workload, self.params
+        for m in list(st.qm):
+            lst = st.qm[m]
+            for e in list(lst):
+                t, c, tq = e
+                if st.now - tq <= self.timeout_for(int(w.job[t])):
+                    continue
+                st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
+                lst.remove(e)
+                st.forget(m, t)
+                st.qlen[m] -= c
+                st.pend[t] += c
+                self._timeouts[t] += c
+                self._timed_out_at.setdefault(t, set()).add(m)
+                self.counters["spec_timeouts"] += c
+                self.counters["spec_rescheduled"] += c
+                self.task_rescheduled[t] = True
+                if self._timeouts[t] >= p.R_max * w.instances[t]:
+                    self._no_spec[t] = True
+            if not lst:
+                del st.qm[m]
+
+
+@pytest.mark.parametrize("params", [{"rho_max": 0.5}, {"mL": 10**6, "d": 1, "rho_max": 1.0},
+                                    {"candidates": "random", "Q_max": 4, "T_to": 4.0},
+                                    {"adaptive_timeout": True, "Q_max": 5}])
+def test_rose_walk_watch_and_timeouts_match_the_reference(params, monkeypatch):
+    df, cl = w_rose_1(4, scale=0.1, arrival_span=60.0)
+    fast = make_policy("rose", params)
+    fast_log = Recorder(fast)
+    res_fast = schedlab.simulate(df, cl, fast, seed=5)
+    for name in ("_walk", "observe", "_watch_tasks"):
+        monkeypatch.setattr(RosePolicy, name, getattr(RoseReference, name))
+    monkeypatch.setattr(layered.LayeredPolicy, "_timeout", RoseReference._timeout)
+    slow = make_policy("rose", params)
+    slow_log = Recorder(slow)
+    res_slow = schedlab.simulate(df, cl, slow, seed=5)
+    assert fast.counters["spec_requests"] > 20 and fast.counters["spec_timeouts"] + \
+        fast.counters["spec_rejected_queue_full"] + fast.counters["spec_rejected_overloaded"] > 0
+    assert len(fast_log.decisions) == len(slow_log.decisions)
+    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
+        assert t_fast == t_slow
+        assert a_fast == a_slow, f"decision at t={t_fast} differs"
+    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
+    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+    assert fast.counters == slow.counters
+    assert np.array_equal(fast.rating.score, slow.rating.score)
+    assert fast.placement_gap == slow.placement_gap
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n_jobs=st.integers(1, 6), steps=st.integers(1, 25))
+def test_job_ratio_restarts_match_full_sums_with_interleaved_jobs(seed, n_jobs, steps):
+    """Jobs whose tasks are interleaved in task order, counts that change anywhere."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(n_jobs, 40))
+    rows = [{"job_id": f"j{int(rng.integers(n_jobs))}", "task_id": f"t{i}", "submit_time": 0.0,
+             "duration": 5.0, "instances": 3, "cpu": float(rng.uniform(0.5, 4)),
+             "mem": float(rng.uniform(0.5, 4)), "cpu_used": float(rng.uniform(0, 4)),
+             "mem_used": float(rng.uniform(0, 4))} for i in range(n)]
+    wl = Workload.from_frame(pd.DataFrame(rows))
+    cl = homogeneous_cluster(3, cpu=8.0, mem=16.0)
+    fast, slow = make_policy("rose", {}), make_policy("rose", {})
+    fast.reset(cl, wl, np.random.default_rng(0))
+    slow.reset(cl, wl, np.random.default_rng(0))
+
+    class View:
+        completed = np.zeros(wl.n_tasks, dtype=np.int64)
+
+    for _ in range(steps):
+        View.completed = np.minimum(View.completed + (rng.random(wl.n_tasks) < 0.3), wl.instances)
+        a, b = fast._job_ratio(View), Reference._job_ratio(slow, View)
+        assert np.array_equal(a, b, equal_nan=True)
+        st_fast = TickState.__new__(TickState)
+        st_fast.ratio = a
+        st_fast._ratio_source = (fast, View)
+        assert st_fast.ratio_rows == a.tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), count=st.integers(1, 7))
+def test_expected_usage_is_numpys_product(seed, count):
+    df, cl = w_rose_1(seed % 5, scale=0.1, arrival_span=100.0)
+    wl = Workload.from_frame(df)
+    policy = make_policy("rose", {})
+    policy.reset(cl, wl, np.random.default_rng(0))
+    rng = np.random.default_rng(seed)
+    stt = TickState.__new__(TickState)
+    stt.ratio = rng.uniform(0.01, 3.0, (wl.n_jobs, wl.request.shape[1]))
+    for t in rng.integers(wl.n_tasks, size=20).tolist():
+        ref = stt.ratio[wl.job[t]] * wl.request[t] * count
+        got = np.array(policy.expected_usage(stt, t, count))
+        assert np.array_equal(got.view(np.int64), ref.view(np.int64))

@@ -108,6 +108,7 @@ class RosePolicy(LayeredPolicy):
         self._done_jobs = np.zeros(workload.n_jobs, dtype=bool)
         self._tailed: set[tuple[int, float]] = set()
         self._rejected: dict[tuple[int, int], float] = {}
+        self._rejected_by_job: dict[int, dict[int, float]] = {}   # the same, j -> {m: until}
         self._job_of = workload.job
         self._ended_seen: np.ndarray | None = None
 
@@ -116,8 +117,9 @@ class RosePolicy(LayeredPolicy):
         p = self.params
         if self.every(p.X):
             u = self.instant_load(st)
-            self._hist = np.roll(self._hist, -1, axis=2)
-            self._hist[:, :, -1] = u
+            hist = self._hist               # shift the window by one record (np.roll, in place)
+            hist[:, :, :-1] = hist[:, :, 1:]
+            hist[:, :, -1] = u
             self._n_rec = min(self._n_rec + 1, p.W)
         if p.tbamr:
             self._watch_tasks(view, st)
@@ -132,14 +134,19 @@ class RosePolicy(LayeredPolicy):
             run = rg.running
             elapsed = st.now - rg.start_time
             limit = self.params.tail_factor * w.duration[rg.task] / np.asarray(view.speed)[rg.machine]
-            for i in np.flatnonzero(run & (elapsed > limit)):
-                key = (int(rg.gid[i]), float(rg.start_time[i]))
-                if key in self._tailed:
-                    continue
-                self._tailed.add(key)
-                pen = self._job_pen.setdefault(int(w.job[rg.task[i]]), {})
-                m = int(rg.machine[i])
-                pen[m] = pen.get(m, 0) + int(rg.count[i])
+            sel = np.flatnonzero(run & (elapsed > limit))
+            if len(sel):
+                tailed = self._tailed
+                job = self._job_list
+                for g, s0, t, m, c in zip(rg.gid[sel].tolist(), rg.start_time[sel].tolist(),
+                                          rg.task[sel].tolist(), rg.machine[sel].tolist(),
+                                          rg.count[sel].tolist()):
+                    key = (g, s0)
+                    if key in tailed:
+                        continue
+                    tailed.add(key)
+                    pen = self._job_pen.setdefault(job[t], {})
+                    pen[m] = pen.get(m, 0) + c
         ended = np.asarray(view.ended)
         if self._ended_seen is not None and np.array_equal(ended, self._ended_seen):
             return                        # no instance ended: no job can have terminated
@@ -205,6 +212,7 @@ class RosePolicy(LayeredPolicy):
         exhausted: set[int] = set()          # jobs with no candidate left this tick
         usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it
         rejected = self._rejected
+        rejected_by_job = self._rejected_by_job
         overloaded = self.overloaded(load)   # rule A on the load view, fixed for the tick
         qlen = st.qlen
         never = -math.inf
@@ -222,22 +230,31 @@ class RosePolicy(LayeredPolicy):
                 continue
             usable = usable_of.get(j)
             if usable is None:
-                usable = usable_of[j] = [m for m in cands if rejected.get((j, m), never) <= now]
+                until = rejected_by_job.get(j)
+                usable = usable_of[j] = (list(cands) if until is None else
+                                         [m for m in cands if until.get(m, never) <= now])
             cap_jm = ceil_div(elig_of[j], len(cands))
             bad = self._timed_out_at.get(t, ())
+            # whether a later task of j could still place on some candidate: ``out`` only
+            # grows and ``usable`` only shrinks during the walk, so once every candidate
+            # has no room for j the rest of j's tasks change nothing
+            room_left = False
             for m in list(usable):
                 if n_left <= 0:
+                    room_left = True
                     break
-                if m in bad:
-                    continue
                 room = cap_jm - out.get((j, m), 0)
                 if room <= 0:
+                    continue
+                if m in bad:
+                    room_left = True
                     continue
                 self.counters["spec_requests"] += 1
                 self.task_sent[t] += 1
                 full = qlen[m] >= p.Q_max            # rule A, as nm_admit
                 if full or overloaded[m]:
                     rejected[(j, m)] = now + p.Y
+                    rejected_by_job.setdefault(j, {})[m] = now + p.Y
                     usable.remove(m)
                     key = "spec_rejected_queue_full" if full else "spec_rejected_overloaded"
                     self.counters[key] += 1
@@ -248,5 +265,6 @@ class RosePolicy(LayeredPolicy):
                 out[(j, m)] = out.get((j, m), 0) + c
                 budget_of[j] -= c
                 n_left -= c
-            if not usable:
+                room_left = room_left or room > c
+            if not room_left:          # (also when no candidate is left)
                 exhausted.add(j)

@@ -103,7 +103,6 @@ class SparrowPolicy(LayeredPolicy):
         overloaded = self.overloaded(self.instant_load(st))   # rule A, fixed for the tick
         qlen = st.qlen
         p = self.params
-        w = self.workload
         rejected = self._rejected
         never = -np.inf
         slots = int(np.maximum(p.Q_max - st.qlen[alive], 0).sum())
@@ -118,22 +117,24 @@ class SparrowPolicy(LayeredPolicy):
         saved = rng.bit_generator.state
         pool = alive[rng.integers(0, len(alive), size=bound)].tolist()
         drawn = 0
+        now, q_max = st.now, p.Q_max
+        job = self._job_list
         for t in tasks.tolist():
             if slots <= 0:
                 break                     # every NM queue is full: the AMs retry next heartbeat
-            j = int(w.job[t])
+            j = job[t]
             bad = self._timed_out_at.get(t, ())
             n = int(min(st.pend[t], slots))
             picks = pool[drawn:drawn + n]
             drawn += n
             for m in picks:
-                if m in bad or rejected.get((j, m), never) > st.now:
+                if m in bad or rejected.get((j, m), never) > now:
                     continue
                 self.counters["spec_requests"] += 1
                 self.task_sent[t] += 1
-                full = qlen[m] >= p.Q_max            # rule A, as nm_admit
+                full = qlen[m] >= q_max              # rule A, as nm_admit
                 if full or overloaded[m]:
-                    rejected[(j, m)] = st.now + p.h_AM
+                    rejected[(j, m)] = now + p.h_AM
                     key = "spec_rejected_queue_full" if full else "spec_rejected_overloaded"
                     self.counters[key] += 1
                     self.task_excluded[t] = True

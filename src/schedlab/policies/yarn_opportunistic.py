@@ -145,25 +145,27 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         order = alive[np.lexsort((alive, self._reported_q[alive]))][:p.k_opp]
         if not len(order):
             return
-        q = self._reported_q.copy()
+        q = self._reported_q.tolist()
         deliver = st.now + p.h_AM
         per_node = p.max_alloc_per_node if p.max_alloc_per_node is not None else p.mQL
         # shortest reported queue first; ties by rank in ``order`` (a heap of (q, rank, m))
-        heap = [(int(q[m]), i, int(m)) for i, m in enumerate(order)]
+        heap = [(q[m], i, m) for i, m in enumerate(order.tolist())]
         heapq.heapify(heap)
-        left = {int(m): per_node for m in order}
+        left = {m: per_node for m in order.tolist()}
         inflight = self._inflight
-        for t in tasks:
-            t = int(t)
+        for t in tasks.tolist():
             n = int(st.pend[t])
-            while n > 0 and heap:
+            sent = 0
+            while sent < n and heap:
                 qm, i, m = heapq.heappop(heap)
                 left[m] -= 1
                 if left[m] > 0:
                     heapq.heappush(heap, (qm + 1, i, m))
                 q[m] += 1
                 inflight.append((deliver, t, m, 1))
-                self._inflight_n[t] += 1
-                st.pend[t] -= 1
-                n -= 1
-        self._reported_q = q      # the RM counts what it handed out until the next report
+                sent += 1
+            if sent:                   # whole counts: one update per task
+                self._inflight_n[t] += sent
+                st.pend[t] -= sent
+        # the RM counts what it handed out until the next report
+        self._reported_q = np.array(q, dtype=np.int64)

@@ -128,6 +128,7 @@ class TickState:
     _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
 
     _ratio: Any = None
+    _ratio_rows: Any = None
 
     @property
     def ratio(self) -> np.ndarray:
@@ -141,6 +142,20 @@ class TickState:
     @ratio.setter
     def ratio(self, value: np.ndarray) -> None:
         self._ratio = value
+        self._ratio_rows = None
+
+    @property
+    def ratio_rows(self) -> list[list[float]]:
+        """``ratio`` as Python rows (the policy keeps them with its ratios; a state built by
+        hand gets them from its own array)."""
+        if self._ratio_rows is None:
+            ratio = self.ratio
+            policy = self._ratio_source[0] if "_ratio_source" in self.__dict__ else None
+            if policy is not None and ratio is policy._ratio_rows[0]:
+                self._ratio_rows = policy._ratio_rows[1]
+            else:
+                self._ratio_rows = ratio.tolist()
+        return self._ratio_rows
 
     def running_groups(self, view: Any) -> Any:
         """``view.running_groups()``, read once per tick."""
@@ -178,8 +193,9 @@ class TickState:
         """Drop (m, t) from the index if no entry of t is left at m."""
         if self._qbt is None:
             return
-        if any(e[0] == t for e in self.qm.get(m, ())):
-            return
+        for e in self.qm.get(m, ()):
+            if e[0] == t:
+                return
         ms = self._qbt.get(t)
         if ms and m in ms:
             ms.remove(m)
@@ -203,6 +219,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         w = workload
         M, T, J = cluster.n_machines, w.n_tasks, w.n_jobs
         self._k = -1
+        self._ready_n = -1              # ready tasks behind the RM's cached FIFO order
         self._nm_ticks = max(1, round(p.h_NM / p.tick))
         # the machines that heartbeat on tick k, (m + k) % nm_ticks == 0, by k % nm_ticks
         self._beat_rows = [np.flatnonzero((np.arange(M) + r) % self._nm_ticks == 0)
@@ -215,8 +232,23 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._request_rows = np.asarray(w.request, dtype=float).tolist()
         with np.errstate(invalid="ignore", divide="ignore"):
             self._task_ratio = np.where(w.request > 0, w.usage / np.where(w.request > 0, w.request, 1), 1.0)
+        self._task_ratio_rows = self._task_ratio[:, :_NL].tolist()
+        self._tasks_of_job: list[list[int]] = [[] for _ in range(J)]
+        self._pos_in_job = [0] * T
+        for t, j in enumerate(self._job_list):
+            self._pos_in_job[t] = len(self._tasks_of_job[j])
+            self._tasks_of_job[j].append(t)
+        # per job, the running sums (done, done x ratio per metric) after each of its tasks,
+        # for no instance done yet (0 x ratio: 0.0, or nan for a nan ratio, as numpy sums it)
+        self._ratio_prefix: list[list[tuple[float, ...]]] = []
+        for ts in self._tasks_of_job:
+            acc = (0.0,) * (_NL + 1)
+            sums = []
+            for t in ts:
+                acc = (acc[0] + 0.0, *(a + 0.0 * b for a, b in zip(acc[1:], self._task_ratio_rows[t])))
+                sums.append(acc)
+            self._ratio_prefix.append(sums)
         self._job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
-        self._job_metric_bin = (w.job[:, None] * _NL + np.arange(_NL)).ravel()
         self.counters: dict[str, float] = {
             "regular_grants": 0, "spec_requests": 0, "spec_rejected_queue_full": 0,
             "spec_rejected_overloaded": 0, "spec_enqueued": 0, "spec_launched": 0,
@@ -242,8 +274,9 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._job_waits: dict[int, list[float]] = {}
         self._job_pen: dict[int, dict[int, int]] = {}
         self._ratio_key = -1.0
-        self._ratio_done: np.ndarray | None = None   # view.completed at the last computation
+        self._ratio_done = np.zeros(T, dtype=np.int64)   # view.completed at the last computation
         self._ratio_val = np.ones((J, w.request.shape[1]))
+        self._ratio_rows = (self._ratio_val, self._ratio_val.tolist())   # (array, its rows)
         self.backlog_ticks: list[tuple[float, bool]] = []
         attrs = getattr(cluster, "attrs", None)
         fail = (attrs["spec_fail_prob"].to_numpy(dtype=float)
@@ -326,52 +359,60 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     # ------------------------------------------------------------------ helpers
     def _job_ratio(self, view) -> np.ndarray:
-        """Per job, mean usage/request of its tasks with a finished instance (1.0 before)."""
-        w = self.workload
+        """Per job, mean usage/request of its tasks with a finished instance (1.0 before).
+
+        Only the jobs with a newly finished instance change. Their sums are numpy's
+        ``bincount(job, weights=completed * ratio)``: from 0.0, one task after the other in
+        task order; here in Python floats, restarted from the running sums kept before the
+        first task whose count changed."""
         key = int(view.completed.sum())
         if key == self._ratio_key:
             return self._ratio_val          # no instance finished since the last tick
         completed = np.asarray(view.completed)
-        J = w.n_jobs
-        prev = self._ratio_done
-        if prev is not None and prev.shape == completed.shape:
-            # only the jobs with a newly finished instance change: their sums again, over
-            # their own tasks in task order (what the full bincounts add for them)
-            flag = np.zeros(J, dtype=bool)
-            flag[w.job[completed != prev]] = True
-            jobs = np.flatnonzero(flag)              # sorted, unique
-            self._ratio_done = completed.copy()
-            self._ratio_key = key
-            if not len(jobs):
-                return self._ratio_val
-            sel = np.flatnonzero(flag[w.job])
-            done = completed[sel].astype(float)
-            den = np.bincount(w.job[sel], weights=done, minlength=J)[jobs]
-            num = np.bincount(self._job_metric_bin.reshape(-1, _NL)[sel].ravel(),
-                              weights=(done[:, None] * self._task_ratio[sel, :_NL]).ravel(),
-                              minlength=J * _NL).reshape(J, _NL)[jobs]
-            d = den[:, None]
-            out = self._ratio_val.copy()
-            out[jobs, :_NL] = np.where(d > 0, num / np.maximum(d, 1e-300), 1.0)
-            self._ratio_val = out
-            return out
+        changed = np.flatnonzero(completed != self._ratio_done).tolist()
         self._ratio_done = completed.copy()
-        done = completed.astype(float)
-        den = np.bincount(w.job, weights=done, minlength=J)
-        out = np.ones((J, w.request.shape[1]))
-        if den.any():
-            # the per-metric bincounts in one: bin 4 j + r adds its tasks in task order
-            num = np.bincount(self._job_metric_bin, weights=(done[:, None] * self._task_ratio[:, :_NL]).ravel(),
-                              minlength=J * _NL).reshape(J, _NL)
-            d = den[:, None]
-            out[:, :_NL] = np.where(d > 0, num / np.maximum(d, 1e-300), 1.0)
         self._ratio_key = key
+        if not changed:
+            return self._ratio_val
+        job, pos = self._job_list, self._pos_in_job
+        first: dict[int, int] = {}               # job -> first position that changed
+        for t in changed:
+            j = job[t]
+            if pos[t] < first.get(j, len(pos)):
+                first[j] = pos[t]
+        rows = list(self._ratio_rows[1])        # a new list: last tick's stays as it was
+        out = self._ratio_val.copy()
+        tr_rows = self._task_ratio_rows
+        item = completed.item
+        for j in sorted(first):
+            start = first[j]
+            prefix = self._ratio_prefix[j]
+            tasks = self._tasks_of_job[j]
+            den, n0, n1, n2, n3 = prefix[start - 1] if start else (0.0,) * (_NL + 1)
+            for k in range(start, len(tasks)):
+                t = tasks[k]
+                d = float(item(t))
+                b0, b1, b2, b3 = tr_rows[t]
+                den += d
+                n0 += d * b0
+                n1 += d * b1
+                n2 += d * b2
+                n3 += d * b3
+                prefix[k] = (den, n0, n1, n2, n3)
+            if den > 0:      # den >= 1 here: max(den, 1e-300) = den
+                out[j, :_NL] = [n0 / den, n1 / den, n2 / den, n3 / den]
+            else:
+                out[j, :_NL] = 1.0
+            rows[j] = out[j].tolist()
         self._ratio_val = out
+        self._ratio_rows = (out, rows)
         return out
 
-    def expected_usage(self, st: TickState, t: int, count: int = 1) -> np.ndarray:
-        w = self.workload
-        return st.ratio[w.job[t]] * w.request[t] * count
+    def expected_usage(self, st: TickState, t: int, count: int = 1) -> list[float]:
+        """The job's observed usage/request ratio times the request, times ``count``, per
+        resource in Python floats (numpy's ``ratio[j] * request[t] * count``, element by
+        element)."""
+        return [a * b * count for a, b in zip(st.ratio_rows[self._job_list[t]], self._request_rows[t])]
 
     def _scan(self, view, st: TickState) -> None:
         """Build the tick's mirror of node queues and running speculative groups."""
@@ -466,18 +507,19 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         out: dict[tuple[int, int], int] = {}
         get = out.get
         for m, lst in st.qm.items():
-            for e in lst:
-                key = (job[e[0]], m)
-                out[key] = get(key, 0) + e[1]
+            for t, c, _ in lst:
+                key = (job[t], m)
+                out[key] = get(key, 0) + c
         for m, lst in st.spec_on.items():
-            for g in lst:
-                key = (job[g[1]], m)
-                out[key] = get(key, 0) + g[2]
+            for _, t, c, _ in lst:
+                key = (job[t], m)
+                out[key] = get(key, 0) + c
         by_job = np.zeros(self.workload.n_jobs)
         if out:
             per: dict[int, int] = {}
+            pget = per.get
             for (j, _m), c in out.items():
-                per[j] = per.get(j, 0) + c
+                per[j] = pget(j, 0) + c
             by_job[list(per)] = list(per.values())
         return out, by_job
 
@@ -520,9 +562,9 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             load = np.where(st.alive, inst[:, R_CPU], np.inf)
             adm = st.alive & (inst < self._theta_adm[None, :]).all(axis=1)
             lo_adm = float(load[adm].min()) if adm.any() else np.inf
-            cache = st._load = (load, float(load.min()), lo_adm, ~adm & st.alive)
+            cache = st._load = (load.tolist(), float(load.min()), lo_adm, (~adm & st.alive).tolist())
         load, lo, lo_adm, over = cache
-        lm = float(load[m])
+        lm = load[m]
         view = self.placement_view()
         if view is not None:
             vm = float(view[m, R_CPU])
@@ -533,9 +575,9 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             v_lo = vm if cached[1] is None else cached[1]
             vgap = vm - min(v_lo, vm)
         self.placement_gap.extend([lm - lo] * count)
-        self.placement_ge2.extend([bool(lm > lo + _EPS and lm >= 2.0 * lo)] * count)
+        self.placement_ge2.extend([lm > lo + _EPS and lm >= 2.0 * lo] * count)
         self.placement_gap_admissible.extend([lm - min(lo_adm, lm)] * count)
-        self.placement_overloaded.extend([bool(over[m])] * count)
+        self.placement_overloaded.extend([over[m]] * count)
         self.placement_queue.extend([int(st.qlen[m])] * count)
         if view is not None:
             self.placement_view_gap.extend([vgap] * count)
@@ -545,7 +587,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self.record_placement(st, m, c)
         st.actions.append(Enqueue(t, m, c, opportunistic=True, reason=reason))
         st.qm.setdefault(m, []).append([t, c, st.now])
-        st.note(m, t)
+        if st._qbt is not None:
+            st.note(m, t)
         st.qlen[m] += c
         st.pend[t] -= c
         self.counters["spec_enqueued"] += c

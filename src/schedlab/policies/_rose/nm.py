@@ -75,9 +75,11 @@ class NodeManagerControl:
         u = load_levels(st.used, cap)
         over = u > kill[None, :]
         self._over_time = np.where(over, self._over_time + p.tick, 0.0)
+        if not st.spec_on:
+            return
         comp_idx = [r for r in range(N_LOAD) if r != R_MEM]
         act = (u[:, R_MEM] > kill[R_MEM]) | (self._over_time[:, comp_idx] >= p.T_throttle - _EPS).any(axis=1)
-        if not st.spec_on or not act.any():
+        if not act.any():
             return
         for m in list(st.spec_on):
             if not act[m]:
@@ -123,7 +125,7 @@ class NodeManagerControl:
         l0, l1, l2, l3 = self._lim_rho_rows[m]
         if s0 + r0 > l0 or s1 + r1 > l1 or s2 + r2 > l2 or s3 + r3 > l3:
             return False
-        e0, e1, e2, e3 = st.ratio[self.workload.job[t], :N_LOAD].tolist()
+        e0, e1, e2, e3 = st.ratio_rows[self._job_list[t]][:N_LOAD]
         u0, u1, u2, u3 = st.used[m, :N_LOAD].tolist()
         l0, l1, l2, l3 = self._lim_launch_rows[m]
         return not (u0 + e0 * r0 > l0 or u1 + e1 * r1 > l1 or u2 + e2 * r2 > l2
@@ -176,14 +178,17 @@ class NodeManagerControl:
         p = self.params
         fixed = not p.adaptive_timeout
         now, T_to = st.now, p.T_to
+        job = self._job_list
         for m in list(st.qm):
             lst = st.qm[m]
-            if fixed and now - min([e[2] for e in lst]) <= T_to:
-                continue
-            for e in list(lst):
-                t, c, tq = e
-                if st.now - tq <= self.timeout_for(int(w.job[t])):
+            if fixed:
+                late = [e for e in lst if now - e[2] > T_to]
+                if not late:
                     continue
+            else:
+                late = [e for e in lst if now - e[2] > self.timeout_for(job[e[0]])]
+            for e in late:
+                t, c, tq = e
                 st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
                 lst.remove(e)
                 st.forget(m, t)

@@ -9,6 +9,8 @@ that node instead of starting a new container. A mixin of
 from __future__ import annotations
 
 import math
+from operator import le as _le
+from operator import lt as _lt
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -48,25 +50,31 @@ class ResourceManagerRound:
         has = demand > 0
         if spec_tasks is not None:
             has[spec_tasks] = True
-        tasks = np.flatnonzero(has)                 # sorted and unique, as union1d returns
-        if not len(tasks):
+        # the tasks with demand (all ready) in FIFO order: submission, readiness, id, taken
+        # from the order of every ready task (a task's ready time never changes once set)
+        order = self._fifo_ready(view)
+        order = order[has[order]]
+        if not len(order):
             return
-        order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
         req_o = w.request[order]
         dem_o = demand[order].astype(np.int64)
-        below = req_o.min(axis=0) - _EPS     # a node with less than this of some resource fits nothing
+        # a node with less than this of some resource fits nothing
+        below = (req_o.min(axis=0) - _EPS).tolist()
         req_rows = self._request_rows
         order_l = order.tolist()
         pos_of = None
+        free = st.free
         for n in beats.tolist():
-            f = st.free[n]                   # a row view: the grants below update st.free
-            if (f < below).any():
+            # the node's free row in Python floats (the same subtractions as on the array),
+            # written back when the node is done
+            f = free[n].tolist()
+            if any(map(_lt, f, below)):
                 continue
             # running speculative work on n is demand here (rule 1: promote in place)
             extra = None
             if self.upgrades and st.spec_on.get(n):
                 if pos_of is None:
-                    pos_of = {t: i for i, t in enumerate(order_l)}
+                    pos_of = dict(zip(order_l, range(len(order_l))))
                 extra = np.zeros(len(order), dtype=np.int64)
                 for g in st.spec_on[n]:
                     extra[pos_of[g[1]]] += g[2]
@@ -81,29 +89,45 @@ class ResourceManagerRound:
                 if i < 0:
                     break
                 t = order_l[i]
-                req = req_o[i]
+                req = req_rows[t]
                 xi = 0 if extra is None else int(extra[i])
                 want = int(dem_o[i]) + xi
                 # floor(min over requested resources of (free + EPS) / request), in floats
                 q = None
-                for fr, rr in zip(f.tolist(), req_rows[t]):
+                for fr, rr in zip(f, req):
                     if rr > 0:
                         v = (fr + _EPS) / rr
                         if q is None or v < q:
                             q = v
                 k = want if q is None else min(math.floor(q), want)
-                got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
+                got, promoted = self._grant(view, st, n, t, k, free_row=f) if k > 0 else (0, 0)
                 if got:
                     if extra is not None:
                         extra[i] -= promoted
                         xi -= promoted
                     dem_o[i] -= got - promoted
-                    f -= req * got
+                    f[:] = [a - r * got for a, r in zip(f, req)]
                     self.counters["regular_grants"] += got
                 if not got or dem_o[i] + xi <= 0:
                     live[i] = False
-                if (f < below).any():
+                if any(map(_lt, f, below)):
                     break
+            free[n] = f
+
+    def _fifo_ready(self, view) -> np.ndarray:
+        """Every ready task, ordered by (submission, ready time, id); sorted again only when
+        a task became ready since the last call."""
+        rt = view.ready_time
+        ready = rt == rt                           # not NaN: ready
+        n = int(np.count_nonzero(ready))
+        if n != self._ready_n:
+            tasks = np.flatnonzero(ready)
+            self._ready_fifo = tasks[np.lexsort((tasks, rt[tasks], self._task_key[tasks]))]
+            self._ready_n = n
+        return self._ready_fifo
+
+    _ready_n = -1
+    _ready_fifo: np.ndarray
 
     _SCAN_AHEAD = 6     # candidates tested one by one before the vectorised test
 
@@ -114,23 +138,25 @@ class ResourceManagerRound:
         in Python floats (the same comparisons), the rest with one numpy pass."""
         n = len(order)
         stop = min(n, start + self._SCAN_AHEAD)
-        fe = [x + _EPS for x in f.tolist()]
+        fe = [x + _EPS for x in (f.tolist() if isinstance(f, np.ndarray) else f)]
         rows = self._request_rows
         for i in range(start, stop):
-            if live[i] and all(r <= x for r, x in zip(rows[order[i]], fe)):
+            if live[i] and all(map(_le, rows[order[i]], fe)):
                 return i
         if stop >= n:
             return -1
-        ok = np.flatnonzero(live[stop:] & (req_o[stop:] <= f + _EPS).all(axis=1))
+        ok = np.flatnonzero(live[stop:] & (req_o[stop:] <= np.array(fe)).all(axis=1))
         return stop + int(ok[0]) if len(ok) else -1
 
     def on_heartbeats(self, view, st: TickState, beats: np.ndarray) -> None:
         """Hook: NMs in ``beats`` report to the RM on this tick."""
 
-    def _grant(self, view, st: TickState, n: int, t: int, k: int) -> tuple[int, int]:
-        """RM grants ``k`` containers of task ``t`` on node ``n``; upgrade rules of §1.4.6."""
+    def _grant(self, view, st: TickState, n: int, t: int, k: int, *,
+               free_row: list[float] | None = None) -> tuple[int, int]:
+        """RM grants ``k`` containers of task ``t`` on node ``n``; upgrade rules of §1.4.6.
+        ``free_row``: the caller's copy of ``st.free[n]``, updated instead of the array."""
         w = self.workload
-        j = int(w.job[t])
+        j = self._job_list[t]
         got = 0
         promoted = 0
         acts = st.actions
@@ -154,7 +180,7 @@ class ResourceManagerRound:
                 c = self._take_queued(st, n, t, k - got)
                 if c:
                     acts.append(Dequeue(t, n, c, reason="rose upgrade: queued here"))
-                    self._regular_place(st, n, t, c, delay=0.0)
+                    self._regular_place(st, n, t, c, delay=0.0, free_row=free_row)
                     got += c
                     self._upgraded[j] += c
                     self.counters["upgrades_dequeued"] += c
@@ -162,7 +188,7 @@ class ResourceManagerRound:
         if got < k and st.pend[t] > 0:
             c = min(k - got, int(st.pend[t]))
             st.pend[t] -= c
-            self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
+            self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now), free_row=free_row)
             got += c
         # 4. a speculative task of t queued anywhere
         if self.upgrades and got < k:
@@ -172,7 +198,7 @@ class ResourceManagerRound:
                 c = self._take_queued(st, m, t, k - got)
                 if c:
                     acts.append(Dequeue(t, m, c, reason="rose upgrade: queued elsewhere"))
-                    self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
+                    self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now), free_row=free_row)
                     got += c
                     self._upgraded[j] += c
                     self.counters["upgrades_dequeued"] += c
@@ -200,7 +226,8 @@ class ResourceManagerRound:
         st.forget(m, t)
         return got
 
-    def _regular_place(self, st: TickState, n: int, t: int, c: int, *, delay: float) -> None:
+    def _regular_place(self, st: TickState, n: int, t: int, c: int, *, delay: float,
+                       free_row: list[float] | None = None) -> None:
         w = self.workload
         if self.speculates:
             # kill speculative work first if the new container would cross theta_kill[mem]
@@ -212,4 +239,7 @@ class ResourceManagerRound:
             st.used[n] += est
             st._load = None
         st.actions.append(Place(t, n, c, startup_delay=delay, reason="RM grant at NM heartbeat"))
-        st.free[n] -= w.request[t] * c
+        if free_row is None:
+            st.free[n] -= w.request[t] * c
+        else:
+            free_row[:] = [a - r * c for a, r in zip(free_row, self._request_rows[t])]
