@@ -11,8 +11,8 @@ import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.policies._drs import kernels
 from schedlab.policies._drs.baseline import stable_order
-from schedlab.policies._drs.common import (COLS, Book, FitScan, fits_one,
-                                           sample_without_replacement)
+from schedlab.draws import sample_without_replacement
+from schedlab.policies._drs.common import COLS, Book, FitScan, fits_one
 from schedlab.policies.clr import ClrPolicy
 from schedlab.policies.natjam import NatjamPolicy
 from schedlab.policies.snb import SnbPolicy

@@ -1,4 +1,4 @@
-"""SNB's worker draw without ``rng.integers`` (``common.bounded_draw`` on the bit
+"""SNB's worker draw without ``rng.integers`` (``schedlab.draws.bounded_draw`` on the bit
 generator's 32-bit words): the same integers and the same generator state after them on
 random bounds and seeds, and whole SNB runs equal to runs that call ``rng.integers``."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedlab
-from schedlab.policies._drs.common import bounded_draw
+from schedlab.draws import bounded_draw
 from schedlab.policies.snb import SnbPolicy
 from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedlab
+from schedlab import draws
 from schedlab.errors import InputError
 from schedlab.metrics import records
 from schedlab.workload import drs_workloads as dw
@@ -280,13 +281,13 @@ def test_drs_jobs_match_the_row_by_row_table(a, m, rate, sizes, scale, monkeypat
     got = dw.drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
     pd.testing.assert_frame_equal(got, ref, check_exact=True)
     assert got.dtypes.to_dict() == ref.dtypes.to_dict()
-    monkeypatch.setattr(dw, "_FAST_DRAWS_MATCH", False)     # numpy's own methods
+    monkeypatch.setattr(draws, "_FAST_DRAWS_MATCH", False)  # numpy's own methods
     slow = dw.drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
     pd.testing.assert_frame_equal(slow, ref, check_exact=True)
 
 
 def test_fast_draws_are_used_on_this_numpy():
-    assert dw.fast_draws_match()
+    assert draws.fast_draws_match()
 
 
 # ------------------------------------------------------------------ TPC-H duration checks

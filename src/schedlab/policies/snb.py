@@ -17,7 +17,7 @@ Departures from the spec
 from __future__ import annotations
 
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
-from schedlab.policies._drs.common import bounded_draw
+from schedlab.draws import bounded_draw
 from schedlab.policies.registry import register
 
 __all__ = ["SnbPolicy"]

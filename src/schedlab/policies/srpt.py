@@ -23,7 +23,8 @@ import numpy as np
 
 from schedlab.cluster.actions import Enqueue
 from schedlab.policies._drs.baseline import BaselineParams, QueuePolicy
-from schedlab.policies._drs.common import fits_one, sample_pair, sample_without_replacement
+from schedlab.draws import sample_pair, sample_without_replacement
+from schedlab.policies._drs.common import fits_one
 from schedlab.policies.registry import register
 
 __all__ = ["SrptPolicy"]

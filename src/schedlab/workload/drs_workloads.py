@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from schedlab.cluster.spec import ClusterSpec, cluster_from_table
+from schedlab.draws import bounded_draw, fast_draws_match, sample_without_replacement
 
 __all__ = ["CPU_REF", "MEM_REF", "F_REF", "drs_cluster", "drs_cluster_1", "drs_cluster_2",
            "drs_jobs", "add_deadlines", "alibaba_dags", "tpch_dags", "traces_dir"]
@@ -62,12 +63,9 @@ def drs_cluster_2(n: int = 30, *, alpha: float = 0.5, beta: float = 0.5) -> Clus
 
 class _Draws:
     """``Generator.integers`` and ``Generator.choice(..., replace=False)`` for small
-    bounded integers, drawing the same 32-bit words from the same bit generator by the same
-    rules (numpy's Lemire bounded draw, Floyd's sampling, then a Fisher-Yates shuffle) but
-    through the bit generator's C interface, without the Python overhead of the two methods
-    (about 15 µs a call, once per task of :func:`drs_jobs`). :func:`fast_draws_match`
-    checks the rules against numpy; if they differ, numpy's methods are used.
-    """
+    bounded integers through :mod:`schedlab.draws` (the same words by the same rules,
+    without numpy's per-call overhead: about 15 µs a call, once per task of
+    :func:`drs_jobs`)."""
 
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
@@ -75,33 +73,12 @@ class _Draws:
         self._next32, self._state = c.next_uint32, c.state
 
     def upto(self, r: int) -> int:
-        """Uniform in 0..r (r < 2**32 - 1): ``rng.integers(0, r + 1)``."""
-        if r == 0:
-            return 0
-        span = r + 1
-        m = self._next32(self._state) * span
-        if (m & 0xFFFFFFFF) < span:
-            threshold = (0xFFFFFFFF - r) % span
-            while (m & 0xFFFFFFFF) < threshold:
-                m = self._next32(self._state) * span
-        return m >> 32
+        """Uniform in 0..r (r < 2**32): ``rng.integers(0, r + 1)``."""
+        return bounded_draw(self._next32, self._state, r)
 
     def sample(self, n: int, k: int) -> list[int]:
         """``k`` distinct positions of ``range(n)``: ``rng.choice(n, k, replace=False)``."""
-        if n > 10000:                                   # numpy shuffles a tail instead
-            return [int(x) for x in self.rng.choice(n, k, replace=False)]
-        out: list[int] = []
-        taken: set[int] = set()
-        for j in range(n - k, n):
-            v = self.upto(j)
-            if v in taken:
-                v = j
-            taken.add(v)
-            out.append(v)
-        for i in range(k - 1, 0, -1):
-            j = self.upto(i)
-            out[i], out[j] = out[j], out[i]
-        return out
+        return sample_without_replacement(self.rng, range(n), k)
 
 
 class _NumpyDraws(_Draws):
@@ -112,26 +89,6 @@ class _NumpyDraws(_Draws):
 
     def sample(self, n: int, k: int) -> list[int]:
         return [int(x) for x in self.rng.choice(n, k, replace=False)]
-
-
-def fast_draws_match() -> bool:
-    """Whether :class:`_Draws` gives numpy's numbers and leaves the generator where numpy
-    leaves it (checked once per process on a fixed seed)."""
-    global _FAST_DRAWS_MATCH
-    if _FAST_DRAWS_MATCH is None:
-        a, b = np.random.default_rng(2024), np.random.default_rng(2024)
-        fast, ref = _Draws(a), _NumpyDraws(b)
-        same = True
-        for n in range(1, 40):
-            for k in range(1, min(n, 4) + 1):
-                same &= fast.upto(n % 5) == ref.upto(n % 5)
-                same &= fast.sample(n, k) == ref.sample(n, k)
-                same &= bool(a.standard_normal() == b.standard_normal())   # uint32 buffer
-        _FAST_DRAWS_MATCH = bool(same) and a.bit_generator.state == b.bit_generator.state
-    return _FAST_DRAWS_MATCH
-
-
-_FAST_DRAWS_MATCH: bool | None = None
 
 
 def _draws(rng: np.random.Generator) -> _Draws:

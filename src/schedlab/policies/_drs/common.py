@@ -14,7 +14,7 @@ from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
 __all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "least_loaded",
-           "sample_without_replacement", "sample_pair", "bounded_draw", "Book"]
+           "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
 COLS = np.array([R_CPU, R_MEM, R_SLOTS])
@@ -98,83 +98,6 @@ def least_loaded(free: np.ndarray, capacity: np.ndarray, req: np.ndarray) -> int
     share = ((1.0 - fc / capacity[:, R_CPU]) + (1.0 - fm / capacity[:, R_MEM])) / 2.0
     share[~ok] = np.inf
     return int(np.argmin(share))
-
-
-def sample_without_replacement(rng: np.random.Generator, items: list, size: int) -> list:
-    """``rng.choice(items, size, replace=False).tolist()``, drawn from the same bit stream.
-
-    numpy draws such a sample (population up to 10,000) by Floyd's algorithm, one bounded
-    integer per element (Lemire's method on 32-bit draws), then shuffles it with one more
-    bounded integer per position. These are the same steps in plain Python on the bit
-    generator's public ``ctypes`` interface: the same picks and the same state after them,
-    at a third of the cost for the two-worker samples SRPT draws for every queued task
-    each second. ``tests/drs/test_baselines_fast.py`` pins the equality; larger
-    populations go to ``rng.choice``.
-    """
-    n = len(items)
-    if n > 10000 or size > n:
-        return rng.choice(np.asarray(items), size, replace=False).tolist()
-    bits = rng.bit_generator.ctypes
-    draw, state = bits.next_uint32, bits.state
-    if size == 2:
-        return list(sample_pair(draw, state, items))
-    idx: list[int] = []
-    for j in range(n - size, n):
-        v = bounded_draw(draw, state, j)
-        idx.append(j if v in idx else v)
-    for i in range(size - 1, 0, -1):
-        j = bounded_draw(draw, state, i)
-        idx[i], idx[j] = idx[j], idx[i]
-    return [items[i] for i in idx]
-
-
-def bounded_draw(draw, state, r: int) -> int:
-    """Uniform on ``0..r`` (``r < 2**32``) from 32-bit draws by Lemire's method: what
-    ``rng.integers(r + 1)`` returns, drawing the same words (``draw`` and ``state`` are
-    the bit generator's ``ctypes.next_uint32`` and ``ctypes.state``)."""
-    if r == 0:
-        return 0
-    if r == 0xFFFFFFFF:
-        return draw(state)
-    span = r + 1
-    m = draw(state) * span
-    if m & 0xFFFFFFFF < span:
-        floor = (0xFFFFFFFF - r) % span
-        while m & 0xFFFFFFFF < floor:
-            m = draw(state) * span
-    return m >> 32
-
-
-def sample_pair(draw, state, items: list) -> tuple:
-    """:func:`sample_without_replacement` of two of ``items`` (2 to 10,000 of them), with
-    the bit generator's ``ctypes`` ``next_uint32`` and ``state`` bound once by the caller
-    (SRPT draws one pair per queued task every second): Floyd's two steps and the
-    shuffle's one, unrolled."""
-    mask = 0xFFFFFFFF
-    n = len(items)
-    r = n - 2
-    if r == 0:
-        a = 0
-    else:
-        span = r + 1
-        m = draw(state) * span
-        if m & mask < span:
-            floor = (mask - r) % span
-            while m & mask < floor:
-                m = draw(state) * span
-        a = m >> 32
-    m = draw(state) * n                 # r = n - 1 >= 1
-    if m & mask < n:
-        floor = (mask - n + 1) % n
-        while m & mask < floor:
-            m = draw(state) * n
-    b = m >> 32
-    if b == a:
-        b = n - 1
-    m = draw(state) * 2                 # the shuffle: uniform on 0..1
-    if m >> 32 == 0:                    # (the rejection floor for a span of 2 is 0)
-        a, b = b, a
-    return items[a], items[b]
 
 
 class Book:
