@@ -159,12 +159,8 @@ class Ledgers:
         while it has instances placed (dropped when the task ends)."""
         v = self._tvec.get(t)
         if v is None:
-            kinds = self._vector_kinds
-            if kinds is None:
-                kinds = self._vector_kinds = (_kinds_of(self.w.request, self._pairs),
-                                              _kinds_of(self.w.usage, self._pairs))
-            (req_pairs, req_kind), (use_pairs, use_kind) = kinds
-            v = self._tvec[t] = (req_pairs[req_kind[t]], use_pairs[use_kind[t]],
+            w = self.w
+            v = self._tvec[t] = (self._pairs(w.request[t]), self._pairs(w.usage[t]),
                                  self._job_of_task[t], self._queue_of[t])
         return v
 
@@ -176,13 +172,3 @@ class Ledgers:
         if pairs is None:
             pairs = self._pairs_cache[key] = [(r, x) for r, x in enumerate(row.tolist()) if x]
         return pairs
-
-
-def _kinds_of(vectors: np.ndarray, pairs_of) -> tuple[list, list[int]]:
-    """The distinct rows of ``vectors`` as pair lists (``pairs_of``), and each row's index
-    into them: one pass over the table instead of a lookup per task (traces have few
-    distinct vectors). Rows equal in value have the same nonzero pairs."""
-    if not len(vectors):
-        return [], []
-    distinct, kind = np.unique(vectors, axis=0, return_inverse=True)
-    return [pairs_of(row) for row in distinct], kind.reshape(-1).tolist()

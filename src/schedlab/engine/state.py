@@ -97,7 +97,6 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
         self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
-        self._vector_kinds: tuple | None = None     # see Ledgers._task_vectors
         self._queue_of = workload.queue.tolist()   # Python mirror for _task_vectors
         self._tot_used = [0.0] * _NR
         self.reserved = np.zeros((M, _NR))
