@@ -228,6 +228,8 @@ class Simulation:
                         self._on_sample()
                     elif kind == ev.MACHINE_ADD:
                         st.add_machine(a)
+                    elif kind == ev.ARRIVAL:             # only if pushed by hand
+                        self._submit_batch(a)
                     else:
                         st.remove_machine(a, failed=kind == ev.MACHINE_FAIL)
                 elif na == t:
@@ -371,12 +373,15 @@ class Simulation:
         """Submit the next batch of arrivals; return the time of the one after."""
         batch = self._next_batch
         self._next_batch = batch + 1
+        self._submit_batch(batch)
+        return self._arrival_times[batch + 1]
+
+    def _submit_batch(self, batch: int) -> None:
         self._arrivals_left -= 1
         bounds = self._arrival_bounds
         submit = self.state.submit
         for t in self._arrival_order[bounds[batch]:bounds[batch + 1]]:
             submit(t)
-        return self._arrival_times[batch + 1]
 
     def _on_timer(self, k: int) -> None:
         name, period = self._timer_names[k]
