@@ -230,9 +230,13 @@ class ActionApplier:
             return Status.ERROR, f"group {gid} is already regular"
         t, m, n = int(G.task[gid]), int(G.machine[gid]), int(G.count[gid])
         need = st.w.request[t] * n
-        free = st.capacity[m] - st.allocated[m] - st.reserved[m]
-        if (need > free + FIT_TOLERANCE).any():
-            return Status.UNSCHEDULABLE, f"not enough free allocation on machine {m}"
+        # need > capacity - allocated - reserved + tolerance, column by column on the
+        # state's Python rows (the same float operations; no ledger publishing)
+        arow, capr = st._alloc_rows[m], st._cap_rows[m]
+        held = st.reserved[m].tolist()
+        for r, x in enumerate(need.tolist()):
+            if x > capr[r] - arow[r] - held[r] + FIT_TOLERANCE:
+                return Status.UNSCHEDULABLE, f"not enough free allocation on machine {m}"
         st.dirty.add(m)
         # the group's record will say "regular" from its allocation: take back the part of
         # the allocated-area integral that was opportunistic (see engine.areas)

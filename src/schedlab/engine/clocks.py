@@ -29,6 +29,8 @@ __all__ = ["VirtualClocks"]
 
 _NR = len(RESOURCES)
 _PRIO_COMPLETE = ev._PRIORITY[ev.COMPLETE]
+# ``refresh`` writes the used row out column by column for this layout
+assert RESOURCES == ("cpu", "mem", "disk", "net", "slots") and COMPRESSIBLE == (0, 2, 3)
 #: Groups whose virtual finish times differ by less than this (relative) end together.
 SAME_INSTANT = 1e-9
 
@@ -104,11 +106,13 @@ class VirtualClocks:
         fac = self._factor
         if contended or fac[i] != 1.0 or fac[i + 1] != 1.0:
             f0, f1 = self._factors(capr, cu0, cu1) if contended else (1.0, 1.0)
-            new = [a + b for a, b in zip(cu0, cu1)]
-            for r in COMPRESSIBLE:
-                new[r] = cu0[r] * f0 + cu1[r] * f1
-            urow = self._used.row(m)
-            if self.alive[m]:
+            # compressible columns at the clocks' rates, the others nominal (written out:
+            # the column layout is checked at import)
+            new = [cu0[0] * f0 + cu1[0] * f1, cu0[1] + cu1[1], cu0[2] * f0 + cu1[2] * f1,
+                   cu0[3] * f0 + cu1[3] * f1, cu0[4] + cu1[4]]
+            urow = self._used_rows[m]           # the used ledger's row (see Ledger.rows)
+            self._used_dirty.add(m)
+            if self._alive_rows[m]:
                 tu = self._tot_used
                 for r in range(_NR):
                     tu[r] += new[r] - urow[r]
@@ -133,8 +137,10 @@ class VirtualClocks:
             # _schedule_due(i), inline: a live head (it runs for every machine refreshed)
             rate = self._rate[i]
             now = self.now
-            v = self._vc[i] + (now - self._vt[i]) * rate
-            due = now + max(heap[0][0] - v, 0.0) / rate
+            left = heap[0][0] - (self._vc[i] + (now - self._vt[i]) * rate)
+            if left < 0.0:                  # max(left, 0.0), without the call
+                left = 0.0
+            due = now + left / rate
             if due != self._next_due[i]:
                 self._set_due(i, due)
         if self.heaps[i + 1] or self._next_due[i + 1] != math.inf:

@@ -4,6 +4,8 @@ The heap holds ``(time, priority, seq, kind, a, b)``. At one instant, resource r
 come first, then machine changes, container start-ups, arrivals, heartbeats, policy
 timers and finally monitor samples (after SimPy's URGENT/NORMAL priorities). ``seq`` is
 a global counter, so equal (time, priority) events run in the order they were scheduled.
+Arrivals are known in advance and would be most of the heap, so the loop keeps them in a
+sorted list and merges it with the heap in this same order (see ``Simulation._run``).
 """
 from __future__ import annotations
 

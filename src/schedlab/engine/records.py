@@ -115,15 +115,15 @@ class RunRecords:
         if (last is not None and last[0] == tot_alloc and last[1] == tot_used
                 and last[2] is tot_cap):
             return
-        self._last_level = (tot_alloc.copy(), tot_used.copy(), tot_cap)
+        if last is not None and last[2] is tot_cap:
+            cap_list = last[3]
+        else:
+            cap_list = tot_cap.tolist()
+        self._last_level = (tot_alloc.copy(), tot_used.copy(), tot_cap, cap_list)
         i = self.n_levels
         if i and self.level_buf[i - 1, 0] == now:
             i -= 1
         elif i == len(self.level_buf):
             self.level_buf = np.concatenate([self.level_buf, np.zeros_like(self.level_buf)])
-        row = self.level_buf[i]
-        row[0] = now
-        row[1:1 + _NR] = tot_alloc
-        row[1 + _NR:1 + 2 * _NR] = tot_used
-        row[1 + 2 * _NR:] = tot_cap
+        self.level_buf[i] = [now, *tot_alloc, *tot_used, *cap_list]     # one conversion
         self.n_levels = i + 1

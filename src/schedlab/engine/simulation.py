@@ -50,6 +50,7 @@ _MAX_REDECIDE = 4
 #: Victims killed at most per memory-pressure check (a guard against a loop).
 _MAX_VICTIMS = 100000
 _PRIO_TIMER = ev._PRIORITY[ev.TIMER]
+_PRIO_ARRIVAL = ev._PRIORITY[ev.ARRIVAL]
 
 
 class Simulation:
@@ -105,12 +106,16 @@ class Simulation:
             # batch b is tasks _arrival_order[bounds[b]:bounds[b + 1]], all submitted at once
             self._arrival_order = order.tolist()
             self._arrival_bounds = [0, *cuts.tolist(), len(order)]
-            push = self.events.push
-            for b, at in enumerate(times[np.concatenate(([0], cuts))].tolist()):
-                push(at, ev.ARRIVAL, b)
+            # arrivals stay out of the event heap (they would be most of it, and every push
+            # and pop would pay for their depth); the loop merges this sorted list with the
+            # heap in the heap's order: an arrival goes after the events of its instant with
+            # a lower priority and before those with a higher one
+            self._arrival_times = [*times[np.concatenate(([0], cuts))].tolist(), math.inf]
             self._arrivals_left = len(self._arrival_bounds) - 1
         else:
             self._arrival_order, self._arrival_bounds = [], [0]
+            self._arrival_times = [math.inf]
+        self._next_batch = 0
         spec = self.spec
         for m in range(spec.n_machines):
             if spec.add_time[m] > 0:
@@ -128,6 +133,7 @@ class Simulation:
                     if w.n_tasks else 1.0)
             si = max(span / 200.0, 1e-3)
         self.sample_interval = si
+        self._sample_cap: tuple = (None, None)     # (tot_cap it is for, array)
         self.events.push(self.first_submit, ev.SAMPLE)
 
     # ------------------------------------------------------------ public API
@@ -176,7 +182,7 @@ class Simulation:
         st = self.state
         heap = self.events._heap
         pop = heapq.heappop
-        COMPLETE, ARRIVAL, STARTUP, TIMER = ev.COMPLETE, ev.ARRIVAL, ev.STARTUP, ev.TIMER
+        COMPLETE, STARTUP, TIMER = ev.COMPLETE, ev.STARTUP, ev.TIMER
         complete_due, start_up = st.complete_due, st.start_up
         hb_mode = self.config.heartbeat_interval is not None
         tick_only = self._tick_only
@@ -184,34 +190,52 @@ class Simulation:
         add_level = self.records.add_level
         progress = self._progress
         groups = st.groups
-        while heap:
-            t = heap[0][0]
+        arrival_times = self._arrival_times
+        while True:
+            na = arrival_times[self._next_batch]        # the next arrival (inf: none left)
+            if heap:
+                head = heap[0]
+                t = head[0]
+                if na < t:
+                    t = na
+                elif head[3] != COMPLETE and not (self._arrivals_left or groups.n_alive
+                                                  or st.pending_total or st.queued_total):
+                    break                               # not self.live
+            elif na < math.inf:
+                t = na
+            else:
+                break
             if t > until:
                 break
-            if heap[0][3] != COMPLETE and not (self._arrivals_left or groups.n_alive
-                                               or st.pending_total or st.queued_total):
-                break                                   # not self.live
             if t < st.now:  # pragma: no cover - guarded by construction
                 raise AssertionError(f"time went backwards: {t} < {st.now}")
             st.now = t
-            while heap and heap[0][0] == t:
-                _, _, _, kind, a, b = pop(heap)
-                if kind == COMPLETE:
-                    complete_due(a, b)
-                elif kind == ARRIVAL:
-                    self._on_arrival(a)
-                elif kind == STARTUP:
-                    start_up(a, b)
-                elif kind == TIMER:
-                    self._on_timer(a)
-                elif kind == ev.HEARTBEAT:
-                    self._on_heartbeat(a)
-                elif kind == ev.SAMPLE:
-                    self._on_sample()
-                elif kind == ev.MACHINE_ADD:
-                    st.add_machine(a)
+            while True:
+                if heap and heap[0][0] == t:
+                    if na == t and heap[0][1] > _PRIO_ARRIVAL:
+                        na = self._next_arrival()
+                        continue
+                    _, _, _, kind, a, b = pop(heap)
+                    if kind == COMPLETE:
+                        complete_due(a, b)
+                    elif kind == STARTUP:
+                        start_up(a, b)
+                    elif kind == TIMER:
+                        self._on_timer(a)
+                    elif kind == ev.HEARTBEAT:
+                        self._on_heartbeat(a)
+                    elif kind == ev.SAMPLE:
+                        self._on_sample()
+                    elif kind == ev.MACHINE_ADD:
+                        st.add_machine(a)
+                    elif kind == ev.ARRIVAL:             # only if pushed by hand
+                        self._submit_batch(a)
+                    else:
+                        st.remove_machine(a, failed=kind == ev.MACHINE_FAIL)
+                elif na == t:
+                    na = self._next_arrival()
                 else:
-                    st.remove_machine(a, failed=kind == ev.MACHINE_FAIL)
+                    break
             if st.dirty:
                 self._settle()
             trig = st.changes
@@ -345,7 +369,14 @@ class Simulation:
         st.heartbeat_machine = None
 
     # ------------------------------------------------------------ events
-    def _on_arrival(self, batch: int) -> None:
+    def _next_arrival(self) -> float:
+        """Submit the next batch of arrivals; return the time of the one after."""
+        batch = self._next_batch
+        self._next_batch = batch + 1
+        self._submit_batch(batch)
+        return self._arrival_times[batch + 1]
+
+    def _submit_batch(self, batch: int) -> None:
         self._arrivals_left -= 1
         bounds = self._arrival_bounds
         submit = self.state.submit
@@ -369,11 +400,15 @@ class Simulation:
     def _on_sample(self) -> None:
         st = self.state
         recs = self.records
-        cap = np.where(st.alive[:, None], st.capacity, np.nan)
+        if self._sample_cap[0] is not st.tot_cap:
+            # capacity of live machines (NaN: dead); it changes only with ``tot_cap``,
+            # which the state replaces whenever a machine comes or goes
+            cap = np.where(st.alive[:, None], st.capacity, np.nan)[:, :R_SLOTS].copy()
+            self._sample_cap = (st.tot_cap, cap)
+        cap = self._sample_cap[1]
         with np.errstate(invalid="ignore", divide="ignore"):
-            recs.samples_used.append((st.used[:, :R_SLOTS] / cap[:, :R_SLOTS]).astype(np.float32))
-            recs.samples_alloc.append(
-                (st.allocated[:, :R_SLOTS] / cap[:, :R_SLOTS]).astype(np.float32))
+            recs.samples_used.append((st.used[:, :R_SLOTS] / cap).astype(np.float32))
+            recs.samples_alloc.append((st.allocated[:, :R_SLOTS] / cap).astype(np.float32))
         recs.samples_t.append(st.now)
         if self.live:
             self.events.push(st.now + self.sample_interval, ev.SAMPLE)
