@@ -20,13 +20,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.cluster.actions import Place, Promote, Reserve, Unreserve
+from schedlab.cluster.actions import Place, Preempt, Promote, Reserve, Unreserve
 from schedlab.cluster.spec import (COMPRESSIBLE, FIT_TOLERANCE, R_SLOTS, RESOURCES,
                                    cluster_from_table)
 from schedlab.engine import events as ev
 from schedlab.engine.config import EngineConfig
 from schedlab.engine.records import LEVEL_WIDTH, RunRecords
 from schedlab.engine.simulation import Simulation
+from schedlab.metrics.records import ATTEMPT_FIELDS
 from schedlab.policies.base import Policy
 from schedlab.policies.registry import make_policy
 from schedlab.workload.drs_workloads import drs_cluster_1, drs_jobs
@@ -275,10 +276,7 @@ def _promotion_answers(seed: int) -> list[bool]:
     st_ = sim.state
     G = st_.groups
 
-    def apply(actions) -> int:
-        applied = sim.apply(actions)
-        sim._settle()                 # as after a decision: re-time the machines touched
-        return applied
+    apply = sim.apply                 # settles as after a decision
 
     sim.run_until(0.0)
     for t in range(n):
@@ -313,3 +311,28 @@ def test_promotion_fit_check_matches_the_array_formula(seed):
 def test_promotion_fit_check_sees_both_answers():
     answers = [a for seed in range(6) for a in _promotion_answers(seed)]
     assert sum(answers) > 3 and len(answers) - sum(answers) > 3
+
+
+def test_apply_between_run_until_calls_settles_the_machine():
+    """``Simulation.apply`` from outside the loop (a notebook driving the engine by hand)
+    settles as a decision does. Two over-committed tasks share a CPU; preempting one by
+    hand speeds the other up, so its end moves earlier than the completion already in the
+    heap. Before, ``run_until`` stepped over that earlier end and the engine raised "time
+    went backwards"."""
+    one = cluster_from_table(pd.DataFrame({"machine_id": ["m0"], "cpu": [2.0],
+                                           "mem": [4.0]}), row_offset=0)
+    frame = pd.DataFrame({"job_id": ["j0", "j1"], "task_id": ["t0", "t1"],
+                          "submit_time": 0.0, "duration": [3.0, 30.0], "cpu": 1.5,
+                          "mem": 0.5})
+    sim = Simulation(Workload.from_frame(frame), one, _Idle(), seed=0)
+    sim.run_until(0.0)
+    assert sim.apply([Place(0, 0, opportunistic=True), Place(1, 0, opportunistic=True)]) == 2
+    sim.run_until(1.0)
+    G = sim.state.groups
+    (g1,) = [int(g) for g in G.alive_ids() if int(G.task[g]) == 1]
+    assert sim.apply([Preempt(g1, count=1, outcome="preempted", requeue=False)]) == 1
+    sim.run_until(10.0)
+    task, end = ATTEMPT_FIELDS.index("task"), ATTEMPT_FIELDS.index("end_time")
+    ends = {int(a[task]): float(a[end]) for a in sim.records.attempts}
+    # two thirds of a second of work done by t = 1, the rest alone at full speed
+    assert ends == {1: 1.0, 0: pytest.approx(1.0 + 3.0 - 2.0 / 3.0, abs=1e-9)}

@@ -174,8 +174,12 @@ class Simulation:
         self.events.push(at, ev.MACHINE_FAIL, machine)
 
     def apply(self, actions: Sequence[Any]) -> int:
-        """Check and apply actions in order now. Returns how many were applied."""
-        return self.applier.apply(actions)
+        """Check and apply actions in order now, then settle as after a decision (re-time
+        the machines they touched, relieve any over memory), so that a later
+        ``run_until`` finds every due time scheduled. Returns how many were applied."""
+        applied = self.applier.apply(actions)
+        self._settle()
+        return applied
 
     # ------------------------------------------------------------ main loop
     def _run(self, until: float) -> None:
