@@ -147,6 +147,11 @@ class Trigger:
     #: machines whose free capacity may have grown since the previous decision (releases,
     #: additions, ended reservations, rejected placements); not a reason to decide by itself
     freed: set[int] = field(default_factory=set)
+    #: machines whose node queue or whose set of running and starting groups changed since
+    #: the previous decision (a group started, ended, shrank, was promoted or came out of
+    #: start-up; an entry was queued or taken); not a reason to decide by itself. A policy
+    #: that mirrors queues or groups per machine re-reads only these.
+    touched: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return bool(self.arrivals or self.completions or self.timers or self.machines_changed

@@ -249,6 +249,7 @@ class ActionApplier:
             st._regroup_clock(gid, m)
         G.cls[gid] = 0
         st._gpy[gid][4] = 0
+        st.changes.touched.add(m)
         return _OK
 
     def _reserve(self, a: Reserve) -> tuple[Status, str]:

@@ -176,6 +176,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self.node_queue[m].clear()
         self.node_queue_of_task[m].clear()
         self.queue_length[m] = 0
+        self.changes.touched.add(m)
         for (mm, j) in [k for k in self.reservations if k[0] == m]:
             self.unreserve(mm, j)
         self.alive[m] = False
@@ -222,6 +223,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         G.work[gid] = work
         self.running[t] += count
         self.groups_on[m].add(gid)
+        self.changes.touched.add(m)
         gen = G.gen[gid]
         if startup_delay > 0:
             self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, math.nan,
@@ -259,6 +261,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         t, m, c = row[0], row[1], row[4]
         now = self.now
         self.dirty.add(m)
+        self.changes.touched.add(m)
         G.state[gid] = RUNNING
         G.start_time[gid] = now
         row[7] = now
@@ -277,7 +280,9 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         """Group ``gid`` has done all its work: its instances complete."""
         row = self._gpy.pop(gid)
         t, m, lo, n, c, sticky, alloc_t, start_t, attempt, queue_t, work = row
-        self.changes.freed.add(m)
+        changes = self.changes
+        changes.freed.add(m)
+        changes.touched.add(m)
         self.charge(m, c, t, -n, True)               # a finishing group is running
         self.running[t] -= n
         self.records.attempts.append((t, lo, n, m, alloc_t, start_t, self.now, OUT_COMPLETED,
@@ -290,7 +295,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self.completed[t] += n
         self.groups_on[m].discard(gid)
         self.groups.release(gid)
-        self.changes.completions.append(t)
+        changes.completions.append(t)
         self.instances_ended(t, n)
 
     def _record(self, gid: int, count: int, outcome: int, *, progress: float,
@@ -317,6 +322,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         lo = int(G.inst_lo[gid]) + total - k
         # give back the resources of the k instances
         self.changes.freed.add(m)
+        self.changes.touched.add(m)
         self.charge(m, int(G.cls[gid]), t, -k, G.state[gid] == RUNNING)
         self.running[t] -= k
         base = int(self.w.inst_offset[t])

@@ -142,6 +142,7 @@ class TaskQueues:
     def add_to_node_queue(self, m: int, entry: QueueEntry) -> None:
         self.node_queue[m][entry] = None
         self.node_queue_of_task[m].setdefault(entry.task, []).append(entry)
+        self.changes.touched.add(m)
         n = len(entry.ids)
         self.queue_length[m] += n
         self.queued_total += n
@@ -153,6 +154,7 @@ class TaskQueues:
         if entries is None:
             return None
         q = self.node_queue[m]
+        self.changes.touched.add(m)
         first = entries[0]
         ids = first.ids
         if len(entries) == 1 and len(ids) == n and (n == 1 or ids[-1] - ids[0] == n - 1
