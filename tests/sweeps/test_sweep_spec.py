@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from schedlab.errors import InputError
-from schedlab.sweeps.spec import SweepSpec, TrialConfig, load_spec
+from schedlab.sweeps.spec import TrialConfig, load_spec
 
 
 def _spec(**kw):

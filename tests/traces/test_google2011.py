@@ -145,7 +145,7 @@ def small_google(tmp_path):
     with gzip.open(root / "task_events" / "part-00001-of-00500.csv.gz", "wt") as fh:
         fh.write(_part(events[9:]))
     (root / "machine_events").mkdir()
-    machine = _part([f"0,1,0,p1,0.5,0.25", f"0,2,0,p1,,", f"{OFFSET + 50 * US},2,2,p1,1,1",
+    machine = _part(["0,1,0,p1,0.5,0.25", "0,2,0,p1,,", f"{OFFSET + 50 * US},2,2,p1,1,1",
                      f"{OFFSET + 70 * US},1,1,p1,,", f"{OFFSET + 80 * US},1,0,p1,0.5,0.25",
                      f"{OFFSET + 90 * US},3,0,p2,1,1", f"{OFFSET + 95 * US},3,1,p2,,"])
     with gzip.open(root / "machine_events" / "part-00000-of-00001.csv.gz", "wt") as fh:

@@ -1,5 +1,4 @@
 """Hand-worked engine cases. Each shows its arithmetic in a comment."""
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -176,7 +175,7 @@ def test_rejected_actions_are_recorded_with_reason():
 
 
 def test_reservation_blocks_other_jobs():
-    from schedlab.policies.base import Reserve, Unreserve
+    from schedlab.policies.base import Reserve
 
     class Reserver(Policy):
         name = "test-reserver"

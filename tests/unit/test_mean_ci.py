@@ -54,6 +54,9 @@ def test_report_ci95_and_paired_difference_by_hand():
     agg = aggregate(runs, baseline="A").set_index(["policy", "metric"])
     ra, rb = agg.loc[("A", "makespan")], agg.loc[("B", "makespan")]
     assert ra["mean"] == 14.0 and ra["ci95"] == pytest.approx(3.92586, rel=TABLE)
+    # B is A shifted by 1..5: mean 17, sample sd of (11, 14, 17, 20, 23) is sqrt(22.5)
+    assert rb["mean"] == 17.0 and rb["ci95"] == pytest.approx(2.776445 * 22.5 ** 0.5 / 5 ** 0.5,
+                                                              rel=TABLE)
 
 
 def test_paired_ratio_by_hand():

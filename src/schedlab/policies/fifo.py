@@ -89,16 +89,14 @@ class FifoPolicy(Policy):
             if actions is not None:
                 return actions
         free = view.free()
-        pick = None
-        if p.placement != "first-fit":
-            req_all = self.workload.request
+        req_all = self.workload.request
 
-            def pick(t, counts, n, _free=free):
-                # the order is recomputed per task because free changes as we place
-                return spread(counts, n, machine_order(p.placement, _free, view.capacity,
-                                                        req_all[t], self.rng))
-        return greedy_place(order, view.pending, self.workload.request, free, strict=p.strict,
-                            gang=p.gang, pick_machines=pick)
+        def pick(t, counts, n, _free=free):
+            # the order is recomputed per task because free changes as we place
+            return spread(counts, n, machine_order(p.placement, _free, view.capacity,
+                                                    req_all[t], self.rng))
+        return greedy_place(order, view.pending, req_all, free, strict=p.strict, gang=p.gang,
+                            pick_machines=None if p.placement == "first-fit" else pick)
 
     def _first_fit_compiled(self, view, order: np.ndarray) -> list[Place] | None:
         """greedy_place's compiled first-fit (same kernel, same inputs, same actions) with

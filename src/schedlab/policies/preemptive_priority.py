@@ -633,7 +633,6 @@ class PriorityPolicy(Policy):
         if not len(on):
             return None
         task = rg.task[on]
-        use = self.mem_use[task] * rg.count[on]
         over = float(view.used[m, R_MEM] - view.capacity[m, R_MEM])
         if over <= 1e-12:
             return None

@@ -578,8 +578,8 @@ def reproduce(*, seeds: int = 5, out: str | Path = "out/reproduce/drs",
         f"sizes; offered load at 5 jobs/s {', '.join(f'm={m}: {v:.2f}' for m, v in loads.items())}"
         f"; baselines' measured slot utilisation on the calibration seeds "
         + ", ".join(f"{p} {v:.2f}" for p, v in util.items()) + ".",
-        f"Throughput = deadline-met jobs / (last completion - first submission); tasks/ms "
-        f"is in grid_means.csv and series.csv.",
+        "Throughput = deadline-met jobs / (last completion - first submission); tasks/ms "
+        "is in grid_means.csv and series.csv.",
         f"ILP vs greedy, random instances: mean gap {ilp.greedy_gap.mean():.1%}, max "
         f"{ilp.greedy_gap.max():.1%}; calibrated-workload instances: statuses "
         f"{ilp_cal.ilp_status.value_counts().to_dict()}, mean gap "

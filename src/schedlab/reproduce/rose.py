@@ -33,7 +33,6 @@ own RM holds pending regular requests; whole-run means are reported beside them.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from functools import lru_cache
