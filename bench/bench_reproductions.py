@@ -27,7 +27,7 @@ metrics and a digest (SHA-1 of the attempt records and of the per-job times, rou
 
     python bench/bench_reproductions.py --paper hybrid|dress|rose|drs|all|hybrid-google
         [--list] [--only N]
-        [--csv FILE] [--profile]
+        [--csv FILE] [--profile] [--gc]
     python bench/bench_reproductions.py --summarize DIR
 
 Side by side (the figures in docs/background/performance.md): copy this file out of the
@@ -483,6 +483,31 @@ def profile_split(prof: Any, top: int = 12) -> dict[str, float]:
 
 
 # --------------------------------------------------------------------------- main
+class CollectorClock:
+    """CPU seconds spent in CPython's cyclic garbage collector, and collections per
+    generation (``gc.callbacks``), for ``--gc``."""
+
+    def __init__(self) -> None:
+        import gc
+        self.cpu = [0.0, 0.0, 0.0]
+        self.count = [0, 0, 0]
+        self._t0 = 0.0
+        gc.callbacks.append(self._on)
+
+    def _on(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t0 = time.process_time()
+        else:
+            g = info["generation"]
+            self.cpu[g] += time.process_time() - self._t0
+            self.count[g] += 1
+
+    def report(self) -> str:
+        per = ", ".join(f"gen {g}: {n} in {c:.2f} CPU-s"
+                        for g, (n, c) in enumerate(zip(self.count, self.cpu)))
+        return f"garbage collector: {sum(self.cpu):.2f} CPU-s ({per})"
+
+
 def run_all(runs: list[Run], profile: bool = False) -> pd.DataFrame:
     import schedlab
     cache: dict[tuple, tuple[Any, Any]] = {}
@@ -531,6 +556,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true",
                     help="profile each simulation with cProfile: engine/policy split, top "
                          "functions (slows the run down)")
+    ap.add_argument("--gc", action="store_true",
+                    help="also print the CPU time spent in the cyclic garbage collector")
     args = ap.parse_args(argv)
     if args.summarize:
         summarize(args.summarize)
@@ -549,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     import schedlab
     print(f"schedlab {getattr(schedlab, '__version__', '?')} from "
           f"{os.path.dirname(schedlab.__file__)}", flush=True)
+    collector = CollectorClock() if args.gc else None
     t0, c0 = time.perf_counter(), time.process_time()
     df = run_all(runs, profile=args.profile)
     if args.csv:
@@ -558,6 +586,8 @@ def main(argv: list[str] | None = None) -> int:
               f"simulate {g['sim_cpu_s'].sum():.1f} CPU-s")
     print(f"total: {time.process_time() - c0:.1f} CPU-s, {time.perf_counter() - t0:.1f} s wall "
           "(this process, after imports)")
+    if collector is not None:
+        print(collector.report())
     return 0
 
 

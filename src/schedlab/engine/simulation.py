@@ -34,6 +34,7 @@ from schedlab.cluster.view import ClusterView
 from schedlab.engine import events as ev
 from schedlab.engine.apply import ActionApplier
 from schedlab.engine.areas import measure_areas
+from schedlab.engine.collector import young_objects_only
 from schedlab.engine.config import EngineConfig
 from schedlab.engine.records import FINAL_NAMES, OUT_KILLED, OUTCOMES, RunRecords
 from schedlab.engine.state import ClusterState, QueueEntry
@@ -156,13 +157,15 @@ class Simulation:
 
     def run_until(self, time: float) -> None:
         """Advance the clock to ``time`` (or until nothing is left)."""
-        self._run(time)
+        with young_objects_only():
+            self._run(time)
         if self.now < time and math.isfinite(time):
             self.now = time
 
     def run_until_drained(self) -> None:
         """Run until every task has ended (or nothing more can happen)."""
-        self._run(self.config.max_time)
+        with young_objects_only():
+            self._run(self.config.max_time)
         self.flush_areas()
 
     def flush_areas(self) -> None:
