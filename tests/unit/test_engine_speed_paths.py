@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from schedlab.cluster.actions import Place, Preempt, Promote, Reserve, Unreserve
@@ -304,6 +304,7 @@ def _promotion_answers(seed: int) -> list[bool]:
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10_000))
+@example(seed=250)         # the run stalls with samples queued (see the test below)
 def test_promotion_fit_check_matches_the_array_formula(seed):
     _promotion_answers(seed)
 
@@ -336,3 +337,29 @@ def test_apply_between_run_until_calls_settles_the_machine():
     ends = {int(a[task]): float(a[end]) for a in sim.records.attempts}
     # two thirds of a second of work done by t = 1, the rest alone at full speed
     assert ends == {1: 1.0, 0: pytest.approx(1.0 + 3.0 - 2.0 / 3.0, abs=1e-9)}
+
+
+def test_run_until_does_not_jump_over_events_left_when_the_run_stalls():
+    """A run that stops early (stalled: work pending that no one places) keeps its queued
+    samples. ``run_until`` used to move the clock to the requested time anyway, so the next
+    call met a sample in the past ("time went backwards"; 3 of 400 seeds of the promotion
+    test above). Now the clock stays at the last event until the queued ones are done."""
+    one = cluster_from_table(pd.DataFrame({"machine_id": ["m0"], "cpu": [2.0],
+                                           "mem": [4.0]}), row_offset=0)
+    frame = pd.DataFrame({"job_id": ["j0", "j1"], "task_id": ["t0", "t1"],
+                          "submit_time": 0.0, "duration": [1.0, 1.0], "cpu": [1.0, 1.5],
+                          "mem": 0.5})
+    sim = Simulation(Workload.from_frame(frame), one, _Idle(), seed=0,
+                     config=EngineConfig(sample_interval=0.25))
+    sim.run_until(0.0)
+    assert sim.apply([Place(0, 0)]) == 1          # t1 stays pending: the policy is idle
+    sim.run_until(5.0)
+    # stalled at t0's end, with the samples after it still queued
+    assert sim.stuck and sim.now == 1.0
+    assert sim.apply([Place(1, 0)]) == 1          # the user places the rest by hand
+    sim.run_until(10.0)
+    times = sim.records.samples_t
+    assert times == sorted(times) and len(set(times)) == len(times) and times[-1] >= 1.75
+    task, end = ATTEMPT_FIELDS.index("task"), ATTEMPT_FIELDS.index("end_time")
+    ends = {int(a[task]): float(a[end]) for a in sim.records.attempts}
+    assert ends == {0: 1.0, 1: 2.0}

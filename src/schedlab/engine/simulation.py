@@ -156,11 +156,21 @@ class Simulation:
         return self._stuck
 
     def run_until(self, time: float) -> None:
-        """Advance the clock to ``time`` (or until nothing is left)."""
+        """Advance the clock to ``time`` (or until nothing is left).
+
+        When the loop stops early because nothing is left, the clock moves on to ``time``
+        only if no event before ``time`` is still queued (samples, timers, machine
+        changes): jumping over them would leave them in the past for a later call, after
+        the caller placed work by hand (``apply``)."""
         with young_objects_only():
             self._run(time)
-        if self.now < time and math.isfinite(time):
+        if self.now < time and math.isfinite(time) and self._next_event_time() >= time:
             self.now = time
+
+    def _next_event_time(self) -> float:
+        heap = self.events._heap
+        na = self._arrival_times[self._next_batch]
+        return min(heap[0][0], na) if heap else na
 
     def run_until_drained(self) -> None:
         """Run until every task has ended (or nothing more can happen)."""
