@@ -196,8 +196,10 @@ class DrsPolicy(Policy):
             ts = w.tasks_of(j)
             self.pos[ts] = np.arange(len(ts))
         self.rate = req[:, R_CPU] * p.c_cpu + req[:, R_MEM] * p.c_mem
-        # plain-Python copies for the per-task fast path (:meth:`_quick`)
-        self._req3 = req[:, [R_CPU, R_MEM, R_SLOTS]].tolist()
+        # plain-Python copies for the per-task fast path (:meth:`_quick`); per-task rows
+        # as tuples, which the garbage collector untracks (lists would be walked by every
+        # full collection of the run)
+        self._req3 = list(map(tuple, req[:, [R_CPU, R_MEM, R_SLOTS]].tolist()))
         self._rate_l = self.rate.tolist()
         self._dur_l = w.duration.astype(float).tolist()
         self._job_l = w.job.tolist()
@@ -208,7 +210,7 @@ class DrsPolicy(Policy):
         self._capc_l = cluster.capacity[:, R_CPU].tolist()
         self._capm_l = cluster.capacity[:, R_MEM].tolist()
         self._slots_l = cluster.capacity[:, R_SLOTS].tolist()
-        self._req_l = req.tolist()                  # full request rows (free's mirror)
+        self._req_l = list(map(tuple, req.tolist()))   # request rows (free's mirror)
         self._domain_l = L.domain.tolist()
         self._free_l: list[list[float]] = []        # this decision's free(), as rows
         self._own_l = [[int(k) for k in ws] for ws in L.workers]
@@ -230,7 +232,7 @@ class DrsPolicy(Policy):
             (cap[ws][:, COLS].min(axis=0) + FIT_TOLERANCE >= req[:, COLS]).all(axis=1).tolist()
             for ws in L.domain_workers]
         self._slot_sums: np.ndarray | None = None
-        self.book = Book(M)
+        self.book = Book(M, table="never")         # no victim search
         self.queued_by_job: list[dict[int, list[int]]] = [dict() for _ in range(M)]
         self.history = WaitHistory(M, p.ewma)
         self.job_sched: dict[int, int] = {}

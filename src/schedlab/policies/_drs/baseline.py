@@ -50,10 +50,12 @@ class BaselinePolicy(Policy):
 
     overhead_fraction: float = 0.0
     overhead_fixed: float = 0.0
+    #: the Book's instance table: built at the first victim search (most runs make none)
+    book_table = "on_read"
 
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
-        self.book = Book(cluster.n_machines)
+        self.book = Book(cluster.n_machines, table=self.book_table)
         self._taken_from = None                       # the snapshot _taken counts against
         self._taken: dict[int, int] = {}              # gid -> instances preempted from it
         self.remaining: dict[int, list[float]] = {}   # nominal work left of evicted instances
@@ -183,6 +185,8 @@ class BaselinePolicy(Policy):
 class QueuePolicy(BaselinePolicy):
     """Per-worker queues (SRPT, SNB): pick a worker per ready task, workers order their queue."""
 
+    book_table = "never"        # preemption picks victims from ``book.running``
+
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self._eligible_cache: dict[int, np.ndarray] = {}
@@ -197,7 +201,7 @@ class QueuePolicy(BaselinePolicy):
         self._speed: list[float] = cluster.speed.tolist()
         self._min_req = workload.request.min(axis=0) if workload.n_tasks else None
         self._min_req_l = self._min_req.tolist() if workload.n_tasks else None
-        self._req_l: list[list[float]] = workload.request.tolist()
+        self._req_l: list[tuple[float, ...]] = list(map(tuple, workload.request.tolist()))  # untracked
         # per worker, its queue in ``_key`` order (ties in queue order) as parallel lists
         # (keys, entries), kept up to date by every enqueue and removal; None = rebuild
         self._sorted: list[tuple[list[float], list[tuple[int, float]]] | None] = \
