@@ -212,7 +212,12 @@ class DrsPolicy(Policy):
         self._slots_l = cluster.capacity[:, R_SLOTS].tolist()
         self._req_l = list(map(tuple, req.tolist()))   # request rows (free's mirror)
         self._domain_l = L.domain.tolist()
-        self._free_l: list[list[float]] = []        # this decision's free(), as rows
+        # ``free()`` as rows, kept across decisions: a row is read again only when its
+        # machine was freed (the trigger's ``freed``) or placed on since; the engine's
+        # rows (capacity less allocation) may differ in the last bit from our subtractions
+        self._free_l: list[list[float]] = []
+        self._stale_rows: set[int] = set()
+        self._rows_whole = False            # every row of ``_free_l`` is current but stale ones
         self._own_l = [[int(k) for k in ws] for ws in L.workers]
         self._dom_l = [[int(k) for k in ws] for ws in L.domain_workers]
         # stage 2 after stage 1 found nothing: the domain's other workers, in domain order
@@ -486,6 +491,21 @@ class DrsPolicy(Policy):
         float subtractions)."""
         free[k] -= self.workload.request[t]
         self._free_l[k] = [f - x for f, x in zip(self._free_l[k], self._req_l[t])]
+        self._stale_rows.add(k)
+
+    def _read_rows(self, view, free: np.ndarray) -> None:
+        """Bring ``_free_l`` up to ``free`` (this decision's ``view.free()``): only the
+        stale rows, unless machines came or went or heartbeats decide which rows count."""
+        stale = self._stale_rows
+        if (self._rows_whole and not view.trigger.machines_changed
+                and view.heartbeat_machine is None):
+            rows = self._free_l
+            for k in stale:
+                rows[k] = free[k].tolist()
+        else:
+            self._free_l = free.tolist()
+            self._rows_whole = view.heartbeat_machine is None
+        stale.clear()
 
     def _drain(self, k: int, now: float, free: np.ndarray, actions: list) -> None:
         b = self.book
@@ -550,6 +570,10 @@ class DrsPolicy(Policy):
         trig = view.trigger
         actions: list = []
         dirty: set[int] = set()
+        if trig.freed:
+            self._stale_rows |= trig.freed
+        if trig.machines_changed:
+            self._rows_whole = False
         done = trig.completions
         if done:
             finished = self.book.finished
@@ -566,7 +590,7 @@ class DrsPolicy(Policy):
         if not dirty and not len(pend):
             return actions
         free = view.free()
-        self._free_l = free.tolist()
+        self._read_rows(view, free)
         for k in sorted(dirty):
             self._drain(k, now, free, actions)
         if not len(pend):

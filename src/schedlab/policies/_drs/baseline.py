@@ -78,6 +78,7 @@ class BaselinePolicy(Policy):
         self._placed = np.empty((max(w.n_instances, 1), 2), dtype=np.int64)
 
     def _completions(self, view) -> set[int]:
+        """Forget the instances that ended; returns the machines they freed."""
         dirty: set[int] = set()
         done = view.trigger.completions
         if not done:
@@ -88,6 +89,15 @@ class BaselinePolicy(Policy):
         for t in (done if len(done) == 1 else set(done)):
             dirty |= finished(int(t), now)
         return dirty
+
+    def _forget_completed(self, view) -> None:
+        """:meth:`_completions` for policies that do not need the machines."""
+        done = view.trigger.completions
+        if done:
+            now = view.now
+            finished = self.book.finished
+            for t in (done if len(done) == 1 else set(done)):
+                finished(int(t), now)
 
     def _place(self, t: int, k: int, now: float, free: np.ndarray, actions: list,
                reason: str) -> None:
@@ -107,6 +117,21 @@ class BaselinePolicy(Policy):
             delay += self.overhead_fixed + self.overhead_fraction * self._dur_f[t] / speed
         actions.append(Place(t, k, resumable=True, startup_delay=delay, reason=reason))
         self.book.start(t, k, now + delay + work / speed)
+
+    def _start_all(self, rows: list[list[int]], now: float, actions: list, reason: str) -> None:
+        """:meth:`_start` of each (task, worker) row, with the no-resume case inlined (the
+        same float operations: ``now + latency + duration / speed``)."""
+        remaining = self.remaining
+        speed, dur = self._speed_f, self._dur_f
+        delay = self.params.latency
+        book_start = self.book.start
+        append = actions.append
+        for t, k in rows:
+            if remaining and remaining.get(t):       # resumed work: the general path
+                self._start(t, k, now, actions, reason)
+                continue
+            append(Place(t, k, resumable=True, startup_delay=delay, reason=reason))
+            book_start(t, k, now + delay + dur[t] / speed[k])
 
     def _walk(self, view, order: np.ndarray, free: np.ndarray, actions: list, mode: int,
               act: Callable[[int], int], reason: str, running: np.ndarray | None = None,
@@ -133,8 +158,8 @@ class BaselinePolicy(Policy):
             n, i, c, status = kernel(order, pending, w.request, w.job, free, cap_cpu, cap_mem,
                                      self._min_slots, i, c, can_act, mode, started, running,
                                      placed, n)
-            for t, k in placed[start:n].tolist():
-                self._start(t, k, now, actions, reason)
+            if n > start:
+                self._start_all(placed[start:n].tolist(), now, actions, reason)
             if status == kernels.DONE:
                 return True
             t = int(order[i])
