@@ -487,10 +487,10 @@ class DrsPolicy(Policy):
             self.predictions.append((t, k, now, *preds, False))
 
     def _take(self, free: np.ndarray, k: int, t: int) -> None:
-        """Take ``t``'s request off worker ``k`` in ``free`` and in its row mirror (the same
-        float subtractions)."""
-        free[k] -= self.workload.request[t]
-        self._free_l[k] = [f - x for f, x in zip(self._free_l[k], self._req_l[t])]
+        """Take ``t``'s request off worker ``k`` in its row mirror and in ``free`` (the row
+        written from the mirror: the same float subtractions as ``free[k] -= request``)."""
+        row = self._free_l[k] = [f - x for f, x in zip(self._free_l[k], self._req_l[t])]
+        free[k] = row
         self._stale_rows.add(k)
 
     def _read_rows(self, view, free: np.ndarray) -> None:

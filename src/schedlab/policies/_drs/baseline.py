@@ -302,7 +302,6 @@ class QueuePolicy(BaselinePolicy):
             del keys[n], entries[n]
 
     def _run_queue(self, view, k: int, free: np.ndarray, actions: list, groups) -> None:
-        w = self.workload
         q = self.book.queue[k]
         if not q:
             return
@@ -334,8 +333,8 @@ class QueuePolicy(BaselinePolicy):
             delay = self.params.latency if at >= now else 0.0
             actions.append(Place(t, k, from_queue=True, resumable=True, startup_delay=delay,
                                  reason=self.name))
-            free[k] -= w.request[t]
             fk = [f - x for f, x in zip(fk, req[t])]
+            free[k] = fk        # the same subtractions as ``free[k] -= request[t]``
             self.book.start(t, k, now + delay + work / self._speed[k])
             if not fits_one(fk, min_req):
                 return      # nothing else in the queue can fit now
