@@ -198,8 +198,8 @@ class DrsPolicy(Policy):
         self.rate = req[:, R_CPU] * p.c_cpu + req[:, R_MEM] * p.c_mem
         # plain-Python copies for the per-task fast path (:meth:`_quick`); per-task rows
         # as tuples, which the garbage collector untracks (lists would be walked by every
-        # full collection of the run)
-        self._req3 = list(map(tuple, req[:, [R_CPU, R_MEM, R_SLOTS]].tolist()))
+        # full collection of the run), zipped from columns (no list per row on the way)
+        self._req3 = list(zip(*req[:, [R_CPU, R_MEM, R_SLOTS]].T.tolist()))
         self._rate_l = self.rate.tolist()
         self._dur_l = w.duration.astype(float).tolist()
         self._job_l = w.job.tolist()
@@ -210,7 +210,7 @@ class DrsPolicy(Policy):
         self._capc_l = cluster.capacity[:, R_CPU].tolist()
         self._capm_l = cluster.capacity[:, R_MEM].tolist()
         self._slots_l = cluster.capacity[:, R_SLOTS].tolist()
-        self._req_l = list(map(tuple, req.tolist()))   # request rows (free's mirror)
+        self._req_l = list(zip(*req.T.tolist()))       # request rows (free's mirror)
         self._domain_l = L.domain.tolist()
         # ``free()`` as rows, kept across decisions: a row is read again only when its
         # machine was freed (the trigger's ``freed``) or placed on since; the engine's

@@ -226,7 +226,8 @@ class QueuePolicy(BaselinePolicy):
         self._speed: list[float] = cluster.speed.tolist()
         self._min_req = workload.request.min(axis=0) if workload.n_tasks else None
         self._min_req_l = self._min_req.tolist() if workload.n_tasks else None
-        self._req_l: list[tuple[float, ...]] = list(map(tuple, workload.request.tolist()))  # untracked
+        # request rows as tuples (untracked by the collector), zipped from the columns
+        self._req_l: list[tuple[float, ...]] = list(zip(*workload.request.T.tolist()))
         # per worker, its queue in ``_key`` order (ties in queue order) as parallel lists
         # (keys, entries), kept up to date by every enqueue and removal; None = rebuild
         self._sorted: list[tuple[list[float], list[tuple[int, float]]] | None] = \
