@@ -196,8 +196,10 @@ class DrsPolicy(Policy):
             ts = w.tasks_of(j)
             self.pos[ts] = np.arange(len(ts))
         self.rate = req[:, R_CPU] * p.c_cpu + req[:, R_MEM] * p.c_mem
-        # plain-Python copies for the per-task fast path (:meth:`_quick`)
-        self._req3 = req[:, [R_CPU, R_MEM, R_SLOTS]].tolist()
+        # plain-Python copies for the per-task fast path (:meth:`_quick`); per-task rows
+        # as tuples, which the garbage collector untracks (lists would be walked by every
+        # full collection of the run), zipped from columns (no list per row on the way)
+        self._req3 = list(zip(*req[:, [R_CPU, R_MEM, R_SLOTS]].T.tolist()))
         self._rate_l = self.rate.tolist()
         self._dur_l = w.duration.astype(float).tolist()
         self._job_l = w.job.tolist()
@@ -208,9 +210,14 @@ class DrsPolicy(Policy):
         self._capc_l = cluster.capacity[:, R_CPU].tolist()
         self._capm_l = cluster.capacity[:, R_MEM].tolist()
         self._slots_l = cluster.capacity[:, R_SLOTS].tolist()
-        self._req_l = req.tolist()                  # full request rows (free's mirror)
+        self._req_l = list(zip(*req.T.tolist()))       # request rows (free's mirror)
         self._domain_l = L.domain.tolist()
-        self._free_l: list[list[float]] = []        # this decision's free(), as rows
+        # ``free()`` as rows, kept across decisions: a row is read again only when its
+        # machine was freed (the trigger's ``freed``) or placed on since; the engine's
+        # rows (capacity less allocation) may differ in the last bit from our subtractions
+        self._free_l: list[list[float]] = []
+        self._stale_rows: set[int] = set()
+        self._rows_whole = False            # every row of ``_free_l`` is current but stale ones
         self._own_l = [[int(k) for k in ws] for ws in L.workers]
         self._dom_l = [[int(k) for k in ws] for ws in L.domain_workers]
         # stage 2 after stage 1 found nothing: the domain's other workers, in domain order
@@ -230,7 +237,7 @@ class DrsPolicy(Policy):
             (cap[ws][:, COLS].min(axis=0) + FIT_TOLERANCE >= req[:, COLS]).all(axis=1).tolist()
             for ws in L.domain_workers]
         self._slot_sums: np.ndarray | None = None
-        self.book = Book(M)
+        self.book = Book(M, table="never")         # no victim search
         self.queued_by_job: list[dict[int, list[int]]] = [dict() for _ in range(M)]
         self.history = WaitHistory(M, p.ewma)
         self.job_sched: dict[int, int] = {}
@@ -480,10 +487,25 @@ class DrsPolicy(Policy):
             self.predictions.append((t, k, now, *preds, False))
 
     def _take(self, free: np.ndarray, k: int, t: int) -> None:
-        """Take ``t``'s request off worker ``k`` in ``free`` and in its row mirror (the same
-        float subtractions)."""
-        free[k] -= self.workload.request[t]
-        self._free_l[k] = [f - x for f, x in zip(self._free_l[k], self._req_l[t])]
+        """Take ``t``'s request off worker ``k`` in its row mirror and in ``free`` (the row
+        written from the mirror: the same float subtractions as ``free[k] -= request``)."""
+        row = self._free_l[k] = [f - x for f, x in zip(self._free_l[k], self._req_l[t])]
+        free[k] = row
+        self._stale_rows.add(k)
+
+    def _read_rows(self, view, free: np.ndarray) -> None:
+        """Bring ``_free_l`` up to ``free`` (this decision's ``view.free()``): only the
+        stale rows, unless machines came or went or heartbeats decide which rows count."""
+        stale = self._stale_rows
+        if (self._rows_whole and not view.trigger.machines_changed
+                and view.heartbeat_machine is None):
+            rows = self._free_l
+            for k in stale:
+                rows[k] = free[k].tolist()
+        else:
+            self._free_l = free.tolist()
+            self._rows_whole = view.heartbeat_machine is None
+        stale.clear()
 
     def _drain(self, k: int, now: float, free: np.ndarray, actions: list) -> None:
         b = self.book
@@ -548,6 +570,10 @@ class DrsPolicy(Policy):
         trig = view.trigger
         actions: list = []
         dirty: set[int] = set()
+        if trig.freed:
+            self._stale_rows |= trig.freed
+        if trig.machines_changed:
+            self._rows_whole = False
         done = trig.completions
         if done:
             finished = self.book.finished
@@ -564,7 +590,7 @@ class DrsPolicy(Policy):
         if not dirty and not len(pend):
             return actions
         free = view.free()
-        self._free_l = free.tolist()
+        self._read_rows(view, free)
         for k in sorted(dirty):
             self._drain(k, now, free, actions)
         if not len(pend):

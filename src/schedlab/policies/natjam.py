@@ -56,7 +56,7 @@ class NatjamPolicy(BaselinePolicy):
         now = view.now
         w = self.workload
         actions: list = []
-        self._completions(view)
+        self._forget_completed(view)
         pend = view.pending_tasks()
         if not len(pend):
             return actions

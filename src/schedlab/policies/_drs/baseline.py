@@ -50,10 +50,12 @@ class BaselinePolicy(Policy):
 
     overhead_fraction: float = 0.0
     overhead_fixed: float = 0.0
+    #: the Book's instance table: built at the first victim search (most runs make none)
+    book_table = "on_read"
 
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
-        self.book = Book(cluster.n_machines)
+        self.book = Book(cluster.n_machines, table=self.book_table)
         self._taken_from = None                       # the snapshot _taken counts against
         self._taken: dict[int, int] = {}              # gid -> instances preempted from it
         self.remaining: dict[int, list[float]] = {}   # nominal work left of evicted instances
@@ -76,6 +78,7 @@ class BaselinePolicy(Policy):
         self._placed = np.empty((max(w.n_instances, 1), 2), dtype=np.int64)
 
     def _completions(self, view) -> set[int]:
+        """Forget the instances that ended; returns the machines they freed."""
         dirty: set[int] = set()
         done = view.trigger.completions
         if not done:
@@ -86,6 +89,15 @@ class BaselinePolicy(Policy):
         for t in (done if len(done) == 1 else set(done)):
             dirty |= finished(int(t), now)
         return dirty
+
+    def _forget_completed(self, view) -> None:
+        """:meth:`_completions` for policies that do not need the machines."""
+        done = view.trigger.completions
+        if done:
+            now = view.now
+            finished = self.book.finished
+            for t in (done if len(done) == 1 else set(done)):
+                finished(int(t), now)
 
     def _place(self, t: int, k: int, now: float, free: np.ndarray, actions: list,
                reason: str) -> None:
@@ -105,6 +117,21 @@ class BaselinePolicy(Policy):
             delay += self.overhead_fixed + self.overhead_fraction * self._dur_f[t] / speed
         actions.append(Place(t, k, resumable=True, startup_delay=delay, reason=reason))
         self.book.start(t, k, now + delay + work / speed)
+
+    def _start_all(self, rows: list[list[int]], now: float, actions: list, reason: str) -> None:
+        """:meth:`_start` of each (task, worker) row, with the no-resume case inlined (the
+        same float operations: ``now + latency + duration / speed``)."""
+        remaining = self.remaining
+        speed, dur = self._speed_f, self._dur_f
+        delay = self.params.latency
+        book_start = self.book.start
+        append = actions.append
+        for t, k in rows:
+            if remaining and remaining.get(t):       # resumed work: the general path
+                self._start(t, k, now, actions, reason)
+                continue
+            append(Place(t, k, resumable=True, startup_delay=delay, reason=reason))
+            book_start(t, k, now + delay + dur[t] / speed[k])
 
     def _walk(self, view, order: np.ndarray, free: np.ndarray, actions: list, mode: int,
               act: Callable[[int], int], reason: str, running: np.ndarray | None = None,
@@ -131,8 +158,8 @@ class BaselinePolicy(Policy):
             n, i, c, status = kernel(order, pending, w.request, w.job, free, cap_cpu, cap_mem,
                                      self._min_slots, i, c, can_act, mode, started, running,
                                      placed, n)
-            for t, k in placed[start:n].tolist():
-                self._start(t, k, now, actions, reason)
+            if n > start:
+                self._start_all(placed[start:n].tolist(), now, actions, reason)
             if status == kernels.DONE:
                 return True
             t = int(order[i])
@@ -183,6 +210,8 @@ class BaselinePolicy(Policy):
 class QueuePolicy(BaselinePolicy):
     """Per-worker queues (SRPT, SNB): pick a worker per ready task, workers order their queue."""
 
+    book_table = "never"        # preemption picks victims from ``book.running``
+
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
         self._eligible_cache: dict[int, np.ndarray] = {}
@@ -197,7 +226,8 @@ class QueuePolicy(BaselinePolicy):
         self._speed: list[float] = cluster.speed.tolist()
         self._min_req = workload.request.min(axis=0) if workload.n_tasks else None
         self._min_req_l = self._min_req.tolist() if workload.n_tasks else None
-        self._req_l: list[list[float]] = workload.request.tolist()
+        # request rows as tuples (untracked by the collector), zipped from the columns
+        self._req_l: list[tuple[float, ...]] = list(zip(*workload.request.T.tolist()))
         # per worker, its queue in ``_key`` order (ties in queue order) as parallel lists
         # (keys, entries), kept up to date by every enqueue and removal; None = rebuild
         self._sorted: list[tuple[list[float], list[tuple[int, float]]] | None] = \
@@ -273,7 +303,6 @@ class QueuePolicy(BaselinePolicy):
             del keys[n], entries[n]
 
     def _run_queue(self, view, k: int, free: np.ndarray, actions: list, groups) -> None:
-        w = self.workload
         q = self.book.queue[k]
         if not q:
             return
@@ -305,8 +334,8 @@ class QueuePolicy(BaselinePolicy):
             delay = self.params.latency if at >= now else 0.0
             actions.append(Place(t, k, from_queue=True, resumable=True, startup_delay=delay,
                                  reason=self.name))
-            free[k] -= w.request[t]
             fk = [f - x for f, x in zip(fk, req[t])]
+            free[k] = fk        # the same subtractions as ``free[k] -= request[t]``
             self.book.start(t, k, now + delay + work / self._speed[k])
             if not fits_one(fk, min_req):
                 return      # nothing else in the queue can fit now

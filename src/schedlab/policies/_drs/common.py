@@ -7,6 +7,7 @@ are known without scanning the engine's groups: the engine runs a task in exactl
 from __future__ import annotations
 
 from collections import deque
+from typing import Literal
 
 import numpy as np
 
@@ -115,14 +116,24 @@ class Book:
     The instance table (``_inst``, ``_alive``) is read only by victim searches, which most
     runs never make: starts and stops log their rows in a dict, written into the arrays
     when the table is read (a numpy row store costs more than the rest of a start).
+    With ``table="on_read"`` (Natjam, CLR) nothing is logged until the table is first
+    read; it is then built from ``running`` and logged from there on (rows in another
+    order: a search's key orders every row, so only identical rows tie). With
+    ``table="never"`` (DRS, SRPT, SNB: no victim search) no rows are kept at all, and
+    reading the table is an error.
     """
 
-    def __init__(self, n_machines: int) -> None:
+    def __init__(self, n_machines: int, *,
+                 table: Literal["always", "on_read", "never"] = "always") -> None:
+        self._table_mode = table
+        self._keep = table == "always"                  # starts and stops are logged
         self.running: list[dict[int, list[float]]] = [dict() for _ in range(n_machines)]
         self.queue: list[deque[tuple[int, float]]] = [deque() for _ in range(n_machines)]
         self.queued_service = np.zeros(n_machines)
         self.queued_count = np.zeros(n_machines)
-        self.where: dict[int, set[int]] = {}
+        #: task -> machines it was started or queued on, in that order (tuples: the
+        #: collector untracks them, and one per task lives for the whole run)
+        self.where: dict[int, tuple[int, ...]] = {}
         self.version = 0
         self.n_live = 0                                 # running instances
         self._min_end = np.full(n_machines, np.inf)
@@ -135,8 +146,31 @@ class Book:
         self._row: dict[tuple[int, int, float], list[int]] = {}
         self._spare: list[int] = list(range(63, -1, -1))
 
+    def _build(self) -> None:
+        """First read of an ``on_read`` table: one row per running instance, then log."""
+        if self._table_mode == "never":
+            raise RuntimeError('this Book keeps no instance table (Book(table="never"))')
+        live = [(m, t, e) for m, run in enumerate(self.running) for t, es in run.items()
+                for e in es]
+        n = 64
+        while n < len(live):
+            n *= 2
+        self._inst_a = np.zeros((n, 3))
+        self._alive_a = np.zeros(n, bool)
+        if live:
+            self._inst_a[:len(live)] = live
+            self._alive_a[:len(live)] = True
+        for i, key in enumerate(live):
+            self._row.setdefault(key, []).append(i)
+        self._rows = n
+        self._spare = list(range(n - 1, len(live) - 1, -1))
+        self._keep = True
+
     def _sync(self) -> None:
         """Write the logged starts and stops into the instance table."""
+        if not self._keep:
+            self._build()
+            return
         n = len(self._alive_a)
         if self._rows > n:
             extra = self._rows - n
@@ -154,14 +188,14 @@ class Book:
     @property
     def _inst(self) -> np.ndarray:
         """(rows, 3) instance table: machine, task, booked end (valid where ``_alive``)."""
-        if self._log:
+        if self._log or not self._keep:
             self._sync()
         return self._inst_a
 
     @property
     def _alive(self) -> np.ndarray:
         """(rows,) which rows of ``_inst`` hold a running instance."""
-        if self._log:
+        if self._log or not self._keep:
             self._sync()
         return self._alive_a
 
@@ -184,21 +218,22 @@ class Book:
             ends.append(end)
         where = self.where.get(t)
         if where is None:
-            self.where[t] = {m}
-        else:
-            where.add(m)
-        if not self._spare:
-            n = self._rows
-            self._rows = 2 * n
-            self._spare = list(range(2 * n - 1, n - 1, -1))
-        i = self._spare.pop()
-        key = (m, t, end)
-        self._log[i] = key
-        rows = self._row.get(key)
-        if rows is None:
-            self._row[key] = [i]
-        else:
-            rows.append(i)
+            self.where[t] = (m,)
+        elif m not in where:
+            self.where[t] = where + (m,)
+        if self._keep:
+            if not self._spare:
+                n = self._rows
+                self._rows = 2 * n
+                self._spare = list(range(2 * n - 1, n - 1, -1))
+            i = self._spare.pop()
+            key = (m, t, end)
+            self._log[i] = key
+            rows = self._row.get(key)
+            if rows is None:
+                self._row[key] = [i]
+            else:
+                rows.append(i)
         if end < self._min_end_l[m] and m not in self._min_stale:
             self._min_end_l[m] = end
             self._min_end[m] = end
@@ -211,13 +246,19 @@ class Book:
         ends.remove(end)
         if not ends:
             del self.running[m][t]
-        key = (m, t, end)
-        rows = self._row[key]
-        i = rows.pop()
-        if not rows:
-            del self._row[key]
-        self._log[i] = None
-        self._spare.append(i)
+        self._forget(m, t, end)
+
+    def _forget(self, m: int, t: int, end: float) -> None:
+        """The rest of :meth:`stop` once ``end`` is off ``running``: the table row, the
+        soonest end and the counts."""
+        if self._keep:
+            key = (m, t, end)
+            rows = self._row[key]
+            i = rows.pop()
+            if not rows:
+                del self._row[key]
+            self._log[i] = None
+            self._spare.append(i)
         if end <= self._min_end_l[m]:
             self._min_stale.add(m)
         self.n_live -= 1
@@ -237,7 +278,9 @@ class Book:
         self.queue[m].append((t, now))
         self.queued_service[m] += service
         self.queued_count[m] += 1
-        self.where.setdefault(t, set()).add(m)
+        where = self.where.get(t, ())
+        if m not in where:
+            self.where[t] = where + (m,)
 
     def dequeue_head(self, m: int, service: float) -> tuple[int, float]:
         t, at = self.queue[m].popleft()
@@ -249,28 +292,17 @@ class Book:
         """Forget instances of ``t`` that have ended by ``now``; returns machines freed."""
         where = self.where.get(t, ())
         if len(where) == 1:             # the usual case: one machine, one instance ended
-            for m in where:
-                run = self.running[m]
-                ends = run.get(t)
-                if ends and len(ends) == 1:
-                    end = ends[0]
-                    if end <= now + 1e-7:
-                        # :meth:`stop` of that instance, inlined (one call per completion)
-                        del run[t]
-                        key = (m, t, end)
-                        rows = self._row[key]
-                        i = rows.pop()
-                        if not rows:
-                            del self._row[key]
-                        self._log[i] = None
-                        self._spare.append(i)
-                        if end <= self._min_end_l[m]:
-                            self._min_stale.add(m)
-                        self.n_live -= 1
-                        self.version += 1
-                        return {m}
+            m = where[0]
+            run = self.running[m]
+            ends = run.get(t)
+            if ends and len(ends) == 1:
+                end = ends[0]
+                if end <= now + 1e-7:
+                    del run[t]                  # :meth:`stop` of that instance
+                    self._forget(m, t, end)
+                    return {m}
         out: set[int] = set()
-        for m in list(where):
+        for m in where:
             ends = self.running[m].get(t)
             if not ends:
                 continue
@@ -281,7 +313,7 @@ class Book:
                     self.stop(m, t, e)
         if not out:          # ended earlier than booked (should not happen): drop the soonest
             best = None
-            for m in self.where.get(t, ()):
+            for m in set(self.where.get(t, ())):     # the order of the set it once was
                 for e in self.running[m].get(t, ()):
                     if best is None or e < best[0]:
                         best = (e, m)
