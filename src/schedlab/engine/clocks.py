@@ -78,6 +78,10 @@ class VirtualClocks:
         The caller checks the returned machines for memory pressure (relieving it may
         mark machines dirty again, so call this until ``dirty`` stays empty).
         """
+        if len(self.dirty) == 1:             # the common case: one machine
+            m = self.dirty.pop()
+            self.refresh(m)
+            return [m]
         dirty = sorted(self.dirty)
         self.dirty.clear()
         for m in dirty:
