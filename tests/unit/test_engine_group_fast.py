@@ -202,8 +202,8 @@ def test_task_vectors_equal_the_rows_nonzero_pairs(data, n):
     st_ = Simulation(w, cluster, make_policy("fifo", {}), seed=0).state
     for t in data.draw(st.permutations(range(n))):
         req, use, job, queue = st_._task_vectors(t)
-        assert list(req) == [(r, x) for r, x in enumerate(w.request[t].tolist()) if x]
-        assert list(use) == [(r, x) for r, x in enumerate(w.usage[t].tolist()) if x]
+        assert req == [(r, x) for r, x in enumerate(w.request[t].tolist()) if x]
+        assert use == [(r, x) for r, x in enumerate(w.usage[t].tolist()) if x]
         assert all(type(x) is float for _, x in req + use)
         assert (job, queue) == (int(w.job[t]), int(w.queue[t]))
         assert len(req[0]) == 2 and len(RESOURCES) == len(w.request[t])

@@ -188,7 +188,7 @@ class Ledgers:
             v = self._tvec[t] = (req, use, self._job_of_task[t], self._queue_of[t])
         return v
 
-    def _pairs(self, row: np.ndarray) -> tuple[tuple[int, float], ...]:
+    def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:
         """Nonzero (column, value) pairs of a resource vector, shared between tasks with
         the same vector (traces have few distinct ones)."""
         key = np.ascontiguousarray(row, dtype=float).tobytes()
@@ -198,13 +198,9 @@ class Ledgers:
         return pairs
 
 
-def _nonzero_pairs(key: bytes) -> tuple[tuple[int, float], ...]:
-    """The nonzero (column, value) pairs of a resource vector given as its float64 bytes.
-
-    A tuple, not a list: a tuple of numbers is dropped from the garbage collector's lists at
-    its first collection, so the cached pairs (one set per distinct vector, kept for the
-    run) and the task tuples holding them never count towards a full collection."""
-    return tuple([(r, x) for r, x in enumerate(_ROW.unpack(key)) if x])
+def _nonzero_pairs(key: bytes) -> list[tuple[int, float]]:
+    """The nonzero (column, value) pairs of a resource vector given as its float64 bytes."""
+    return [(r, x) for r, x in enumerate(_ROW.unpack(key)) if x]
 
 
 def row_bytes(table: np.ndarray) -> memoryview:

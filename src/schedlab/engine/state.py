@@ -96,7 +96,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self._tot_alloc = [0.0] * _NR
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
-        self._pairs_cache: dict[bytes, tuple[tuple[int, float], ...]] = {}
+        self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
         self._request_bytes = row_bytes(workload.request)       # for _task_vectors
         self._usage_bytes = row_bytes(workload.usage)
         self._queue_of = workload.queue.tolist()   # Python mirror for _task_vectors
