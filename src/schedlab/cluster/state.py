@@ -8,13 +8,30 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GroupTable", "STARTING", "RUNNING", "FREE"]
+__all__ = ["GroupTable", "STARTING", "RUNNING", "FREE", "ROW_FIELDS"]
 
 FREE, STARTING, RUNNING = 0, 1, 2
 
+#: The fields of a group's Python row (``GroupTable.rows[gid]``), in order.
+ROW_FIELDS = ("task", "machine", "inst_lo", "count", "cls", "sticky", "alloc_time",
+              "start_time", "attempt", "queue_time", "work", "state", "resumable", "v_start",
+              "v_finish")
+_PRIVATE = tuple("_" + name for name in ROW_FIELDS)
+#: Above this many stale groups, publishing writes field by field (one numpy call each).
+_VECTOR_PUBLISH = 16
+
 
 class GroupTable:
-    """Growable struct-of-arrays; slots of finished groups are reused."""
+    """Growable struct-of-arrays; slots of finished groups are reused.
+
+    The engine keeps each live group's fields in a Python row (``rows[gid]``, fields as in
+    :data:`ROW_FIELDS`): it reads and writes them several times per group, where numpy
+    scalar access would cost more than the work. The arrays (``task``, ``machine``, ...)
+    are for readers that want them whole (the view's running groups, the area integrals):
+    the engine adds a group whose row changed to ``stale``, and reading any field array
+    first writes the stale rows out. A group that starts and ends between two reads costs
+    no array write but the ``state`` of its released slot.
+    """
 
     INT_FIELDS = ("task", "machine", "inst_lo", "count", "attempt")
     FLOAT_FIELDS = ("alloc_time", "start_time", "v_start", "v_finish", "work", "queue_time")
@@ -23,26 +40,30 @@ class GroupTable:
     def __init__(self, capacity: int = 1024) -> None:
         self.capacity = 0
         for name in self.INT_FIELDS:
-            setattr(self, name, np.zeros(0, dtype=np.int64))
+            setattr(self, "_" + name, np.zeros(0, dtype=np.int64))
         for name in self.FLOAT_FIELDS:
-            setattr(self, name, np.zeros(0))
+            setattr(self, "_" + name, np.zeros(0))
         for name in self.SMALL_FIELDS:
-            setattr(self, name, np.zeros(0, dtype=np.int8))
+            setattr(self, "_" + name, np.zeros(0, dtype=np.int8))
         #: generation of each slot, bumped on release (a plain list: the engine checks it
         #: once per heap entry, where numpy scalar access would cost more than the check)
         self.gen: list[int] = []
         self.free: list[int] = []
         self.n_alive = 0
         self.version = 0          # bumped when arrays are reallocated
+        #: each live group's fields (see ROW_FIELDS), the engine's working copy
+        self.rows: dict[int, list] = {}
+        #: live groups whose row is not yet in the arrays
+        self.stale: set[int] = set()
         self._grow(capacity)
 
     def _grow(self, new_capacity: int) -> None:
         old = self.capacity
         for name in self.INT_FIELDS + self.FLOAT_FIELDS + self.SMALL_FIELDS:
-            arr = getattr(self, name)
+            arr = getattr(self, "_" + name)
             new = np.zeros(new_capacity, dtype=arr.dtype)
             new[:old] = arr
-            setattr(self, name, new)
+            setattr(self, "_" + name, new)
         self.gen.extend([0] * (new_capacity - old))
         self.free.extend(range(new_capacity - 1, old - 1, -1))
         self.capacity = new_capacity
@@ -56,10 +77,41 @@ class GroupTable:
         return gid
 
     def release(self, gid: int) -> None:
-        self.state[gid] = FREE
+        self._state[gid] = FREE
+        self.stale.discard(gid)
         self.gen[gid] += 1
         self.free.append(gid)
         self.n_alive -= 1
 
+    def publish(self) -> None:
+        """Write the stale groups' rows into the arrays."""
+        stale = self.stale
+        rows = self.rows
+        arrays = [getattr(self, name) for name in _PRIVATE]
+        if len(stale) > _VECTOR_PUBLISH:
+            ids = list(stale)
+            for arr, column in zip(arrays, zip(*[rows[g] for g in ids])):
+                arr[ids] = column
+        else:
+            for gid in stale:
+                for arr, value in zip(arrays, rows[gid]):
+                    arr[gid] = value
+        stale.clear()
+
     def alive_ids(self) -> np.ndarray:
         return np.flatnonzero(self.state != FREE)
+
+
+def _field(name: str) -> property:
+    private = "_" + name
+
+    def get(self: GroupTable) -> np.ndarray:
+        if self.stale:
+            self.publish()
+        return getattr(self, private)
+    get.__doc__ = f"Field ``{name}`` of every slot (the live groups' rows written out first)."
+    return property(get)
+
+
+for _name in GroupTable.INT_FIELDS + GroupTable.FLOAT_FIELDS + GroupTable.SMALL_FIELDS:
+    setattr(GroupTable, _name, _field(_name))

@@ -15,7 +15,7 @@ import numpy as np
 from schedlab.cluster.actions import (Dequeue, Drop, Enqueue, Place, Preempt, Promote, Reserve,
                                       Status, Unreserve)
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS, RESOURCES
-from schedlab.cluster.state import FREE, RUNNING
+from schedlab.cluster.state import RUNNING
 from schedlab.engine.records import FIN_DROPPED, OUT_DROPPED, OUTCOME_CODE, RunRecords
 from schedlab.engine.state import ClusterState
 from schedlab.engine.tasks import QueueEntry
@@ -183,8 +183,7 @@ class ActionApplier:
         return _OK
 
     def _not_running(self, gid: int) -> tuple[Status, str] | None:
-        G = self.state.groups
-        if not 0 <= gid < G.capacity or G.state[gid] == FREE:
+        if gid not in self.state._gpy:            # not a live group's slot
             return Status.INFEASIBLE, f"group {gid} is not running"
         return None
 
@@ -222,13 +221,13 @@ class ActionApplier:
 
     def _promote(self, a: Promote) -> tuple[Status, str]:
         st = self.state
-        G = st.groups
         gid = a.group
         if (bad := self._not_running(gid)) is not None:
             return bad
-        if not G.cls[gid]:
+        row = st._gpy[gid]                   # the group's fields (see ClusterState)
+        if not row[4]:
             return Status.ERROR, f"group {gid} is already regular"
-        t, m, n = int(G.task[gid]), int(G.machine[gid]), int(G.count[gid])
+        t, m, n = row[0], row[1], row[3]
         need = st.w.request[t] * n
         # need > capacity - allocated - reserved + tolerance, column by column on the
         # state's Python rows (the same float operations; no ledger publishing)
@@ -240,15 +239,15 @@ class ActionApplier:
         st.dirty.add(m)
         # the group's record will say "regular" from its allocation: take back the part of
         # the allocated-area integral that was opportunistic (see engine.areas)
-        st._area_alloc_adj[m] -= need * (st.now - float(G.alloc_time[gid]))
+        st._area_alloc_adj[m] -= need * (st.now - row[6])
         st.charge(m, 1, t, -n, usage=False)
         st.charge(m, 0, t, n, usage=False)
-        if G.state[gid] == RUNNING:
+        if row[11] == RUNNING:
             st.charge(m, 1, t, -n, alloc=False)
             st.charge(m, 0, t, n, alloc=False)
             st._regroup_clock(gid, m)
-        G.cls[gid] = 0
-        st._gpy[gid][4] = 0
+        row[4] = 0
+        st._stale.add(gid)
         st.changes.touched.add(m)
         return _OK
 

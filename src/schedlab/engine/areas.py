@@ -30,15 +30,19 @@ def measure_areas(state: ClusterState, records: RunRecords) -> None:
     G = st.groups
     live = G.alive_ids()
     if records.attempts:
-        cols = list(zip(*records.attempts))
-        task = np.asarray(cols[0], dtype=np.int64)
-        count = np.asarray(cols[2], dtype=float)
-        machine = np.asarray(cols[3], dtype=np.int64)
-        alloc_t = np.asarray(cols[4], dtype=float)
-        start_t = np.asarray(cols[5], dtype=float)
-        end_t = np.asarray(cols[6], dtype=float)
-        opp = np.asarray(cols[9], dtype=bool)
-        progress = np.asarray(cols[13], dtype=float)
+        rows = records.attempts
+
+        def column(k: int, dtype: type) -> np.ndarray:
+            # one column at a time: ``zip(*rows)`` would build an iterator per row
+            return np.asarray([r[k] for r in rows], dtype=dtype)
+        task = column(0, np.int64)
+        count = column(2, float)
+        machine = column(3, np.int64)
+        alloc_t = column(4, float)
+        start_t = column(5, float)
+        end_t = column(6, float)
+        opp = column(9, bool)
+        progress = column(13, float)
     else:
         task = machine = np.zeros(0, dtype=np.int64)
         count = alloc_t = start_t = end_t = progress = np.zeros(0)

@@ -78,6 +78,10 @@ class VirtualClocks:
         The caller checks the returned machines for memory pressure (relieving it may
         mark machines dirty again, so call this until ``dirty`` stays empty).
         """
+        if len(self.dirty) == 1:             # the common case: one machine
+            m = self.dirty.pop()
+            self.refresh(m)
+            return [m]
         dirty = sorted(self.dirty)
         self.dirty.clear()
         for m in dirty:
@@ -224,12 +228,14 @@ class VirtualClocks:
     def _regroup_clock(self, gid: int, m: int) -> None:
         """Move opportunistic group ``gid`` on ``m`` to the regular clock, keeping its
         progress (a promotion)."""
-        G = self.groups
+        gen = self.groups.gen
+        row = self._gpy[gid]                 # the group's fields (see ClusterState)
         v_opp, v_reg = self.vnow(2 * m + 1), self.vnow(2 * m)
-        left = G.v_finish[gid] - v_opp
-        done = v_opp - G.v_start[gid]
-        G.gen[gid] += 1
-        G.v_start[gid] = v_reg - done
-        G.v_finish[gid] = v_reg + max(left, 0.0)
-        heapq.heappush(self.heaps[2 * m], (float(G.v_finish[gid]), gid, G.gen[gid]))
+        left = row[14] - v_opp
+        done = v_opp - row[13]
+        gen[gid] += 1
+        row[13] = v_reg - done
+        row[14] = vf = v_reg + max(left, 0.0)
+        self._stale.add(gid)
+        heapq.heappush(self.heaps[2 * m], (vf, gid, gen[gid]))
 

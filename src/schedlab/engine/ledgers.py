@@ -7,11 +7,16 @@ column by column so that the view's ``free()`` is one copy.
 """
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
-from schedlab.cluster.spec import R_SLOTS
+from schedlab.cluster.spec import R_SLOTS, RESOURCES
 
-__all__ = ["Ledgers"]
+__all__ = ["Ledgers", "row_bytes"]
+
+_ROW = struct.Struct(f"={len(RESOURCES)}d")       # one resource vector, native float64
+_ROW_BYTES = _ROW.size
 
 
 class Ledgers:
@@ -117,9 +122,14 @@ class Ledgers:
                 self._alloc_dirty.add(m)
                 ta = self._tot_alloc if self._alive_rows[m] else self._tot_dead
                 if self._track_owners:
-                    jrow = self._jobs.row(v[2])
-                    qrow = self._queue_rows[v[3]]
-                    self._queues.dirty.add(v[3])
+                    j, q = v[2], v[3]
+                    jrow = self._job_rows.get(j)       # self._jobs.row(j), inline
+                    if jrow is None:
+                        jrow = self._jobs.row(j)
+                    else:
+                        self._job_dirty.add(j)
+                    qrow = self._queue_rows[q]
+                    self._queue_dirty.add(q)
                     for r, x in v[0]:
                         x *= k
                         row[r] += x
@@ -159,16 +169,41 @@ class Ledgers:
         while it has instances placed (dropped when the task ends)."""
         v = self._tvec.get(t)
         if v is None:
-            w = self.w
-            v = self._tvec[t] = (self._pairs(w.request[t]), self._pairs(w.usage[t]),
-                                 self._job_of_task[t], self._queue_of[t])
+            # the rows' bytes, cut from the byte views of the arrays (no numpy call), key
+            # the cache of pairs shared between tasks with the same vector
+            lo = t * _ROW_BYTES
+            hi = lo + _ROW_BYTES
+            cache = self._pairs_cache
+            key = self._request_bytes[lo:hi].tobytes()
+            req = cache.get(key)
+            if req is None:
+                req = cache[key] = _nonzero_pairs(key)
+            use_key = self._usage_bytes[lo:hi].tobytes()
+            if use_key == key:
+                use = req
+            else:
+                use = cache.get(use_key)
+                if use is None:
+                    use = cache[use_key] = _nonzero_pairs(use_key)
+            v = self._tvec[t] = (req, use, self._job_of_task[t], self._queue_of[t])
         return v
 
     def _pairs(self, row: np.ndarray) -> list[tuple[int, float]]:
         """Nonzero (column, value) pairs of a resource vector, shared between tasks with
         the same vector (traces have few distinct ones)."""
-        key = row.tobytes()
+        key = np.ascontiguousarray(row, dtype=float).tobytes()
         pairs = self._pairs_cache.get(key)
         if pairs is None:
-            pairs = self._pairs_cache[key] = [(r, x) for r, x in enumerate(row.tolist()) if x]
+            pairs = self._pairs_cache[key] = _nonzero_pairs(key)
         return pairs
+
+
+def _nonzero_pairs(key: bytes) -> list[tuple[int, float]]:
+    """The nonzero (column, value) pairs of a resource vector given as its float64 bytes."""
+    return [(r, x) for r, x in enumerate(_ROW.unpack(key)) if x]
+
+
+def row_bytes(table: np.ndarray) -> memoryview:
+    """A byte view of a (N, R) float table, row ``i`` at ``[i * R * 8, (i + 1) * R * 8)``
+    (the table itself when it is C-ordered float64: no copy)."""
+    return memoryview(np.ascontiguousarray(table, dtype=float).reshape(-1)).cast("B")

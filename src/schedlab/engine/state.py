@@ -29,7 +29,7 @@ from schedlab.engine import events as ev
 from schedlab.engine.clocks import VirtualClocks
 from schedlab.engine.config import EngineConfig
 from schedlab.engine.ledger import FreeBase, Ledger
-from schedlab.engine.ledgers import Ledgers
+from schedlab.engine.ledgers import Ledgers, row_bytes
 from schedlab.engine.records import (FIN_COMPLETED, FIN_DROPPED, OUT_COMPLETED, OUT_EVICTED,
                                      OUT_FAILED, OUT_KILLED, OUT_PREEMPTED, RunRecords)
 from schedlab.engine.steps import UsageSteps
@@ -97,6 +97,8 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
         self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
+        self._request_bytes = row_bytes(workload.request)       # for _task_vectors
+        self._usage_bytes = row_bytes(workload.usage)
         self._queue_of = workload.queue.tolist()   # Python mirror for _task_vectors
         self._tot_used = [0.0] * _NR
         self.reserved = np.zeros((M, _NR))
@@ -109,10 +111,10 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self.node_queue_of_task: list[dict[int, list[QueueEntry]]] = [{} for _ in range(M)]
         self.queue_length = np.zeros(M, dtype=np.int64)
         self.groups = GroupTable(1024)
-        #: Python mirror of each live group's record fields, read on the hot path instead
-        #: of numpy scalars: [task, machine, inst_lo, count, cls, sticky, alloc_time,
-        #: start_time, attempt, queue_time, work]
-        self._gpy: dict[int, list] = {}
+        #: each live group's fields as a Python row (see cluster.state.ROW_FIELDS), the
+        #: working copy: a changed row goes into ``groups.stale``, published on read
+        self._gpy: dict[int, list] = self.groups.rows
+        self._stale = self.groups.stale
         VirtualClocks.__init__(self, M, workload, config)
         self._alive_since = np.where(self.alive, 0.0, np.nan)
         self._alive_done = np.zeros(M)                 # alive seconds of closed intervals
@@ -125,6 +127,8 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self._job_tasks_left = self.job_tasks_left.tolist()     # Python mirror
         self._queues = Ledger(max(len(workload.queue_names), 1), _NR)
         self._queue_rows = self._queues.rows
+        self._job_rows, self._job_dirty = self._jobs.rows, self._jobs.dirty
+        self._queue_dirty = self._queues.dirty
         self._track_owners = False       # job/queue ledgers start at their first read
         self.pending_total = 0
         self.queued_total = 0
@@ -198,53 +202,45 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         """Allocate instances ``inst_lo .. inst_lo + count`` of ``t`` on ``m``; they run now,
         or after ``startup_delay`` (a STARTUP event)."""
         G = self.groups
-        gid = G.allocate()
+        free = G.free
+        if free:                              # G.allocate(), inline
+            gid = free.pop()
+            G.n_alive += 1
+        else:
+            gid = G.allocate()
         now = self.now
         c = 1 if opportunistic else 0
         t = int(t)
         m = int(m)
         inst_lo = int(inst_lo)
         count = int(count)
-        G.task[gid] = t
-        G.machine[gid] = m
-        G.inst_lo[gid] = inst_lo
-        G.count[gid] = count
-        G.cls[gid] = c
-        G.sticky[gid] = sticky
-        G.resumable[gid] = resumable
-        G.alloc_time[gid] = now
-        G.queue_time[gid] = queue_time
         key = self._inst_offset[t] + inst_lo
         attempt = self.attempts.item(key)
-        G.attempt[gid] = attempt
         work = self._duration[t]
         if self.remaining_work and key in self.remaining_work:
             work = self.remaining_work.pop(key)
-        G.work[gid] = work
-        self.running[t] += count
+        running = self.running
+        running[t] = running.item(t) + count
         self.groups_on[m].add(gid)
         self.changes.touched.add(m)
+        self._stale.add(gid)
         gen = G.gen[gid]
         if startup_delay > 0:
-            self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, math.nan,
-                              attempt, float(queue_time), float(work)]
+            self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, math.nan, attempt,
+                              float(queue_time), float(work), STARTING, int(resumable),
+                              math.nan, math.nan]
             self.charge(m, c, t, count, usage=False)
-            G.start_time[gid] = np.nan
-            G.state[gid] = STARTING
             self.starting += 1
             heapq.heappush(self._ev_heap, (now + startup_delay, _PRIO_STARTUP,
                                            next(self._ev_seq), ev.STARTUP, gid, gen))
             return gid
-        self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, now,
-                          attempt, float(queue_time), float(work)]
         # inline start_running: allocation and usage in one pass
         self.charge(m, c, t, count)
-        G.state[gid] = RUNNING
-        G.start_time[gid] = now
         i = 2 * m + c
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
-        G.v_start[gid] = v0
-        G.v_finish[gid] = vf = v0 + work
+        vf = v0 + work
+        self._gpy[gid] = [t, m, inst_lo, count, c, int(sticky), now, now, attempt,
+                          float(queue_time), float(work), RUNNING, int(resumable), v0, vf]
         heapq.heappush(self.heaps[i], (vf, gid, gen))
         first = self.first_start
         if math.isnan(first.item(t)):                # the first start of this task
@@ -253,24 +249,25 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
 
     def start_up(self, gid: int, g: int) -> None:
         """A container's start-up delay is over: the group starts running (if still there)."""
-        G = self.groups
-        if G.gen[gid] != g or G.state[gid] != STARTING:
+        if self.groups.gen[gid] != g:
+            return
+        row = self._gpy[gid]                 # the group's fields (see __init__)
+        if row[11] != STARTING:
             return
         self.starting -= 1
-        row = self._gpy[gid]                 # the group's fields (see __init__)
         t, m, c = row[0], row[1], row[4]
         now = self.now
         self.dirty.add(m)
         self.changes.touched.add(m)
-        G.state[gid] = RUNNING
-        G.start_time[gid] = now
-        row[7] = now
         self.charge(m, c, t, row[3], alloc=False)
         i = 2 * m + c
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
         vf = v0 + row[10]
-        G.v_start[gid] = v0
-        G.v_finish[gid] = vf
+        row[7] = now
+        row[11] = RUNNING
+        row[13] = v0
+        row[14] = vf
+        self._stale.add(gid)
         heapq.heappush(self.heaps[i], (vf, gid, g))
         first = self.first_start
         if math.isnan(first.item(t)):
@@ -278,13 +275,14 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
 
     def finish_group(self, gid: int) -> None:
         """Group ``gid`` has done all its work: its instances complete."""
-        row = self._gpy.pop(gid)
-        t, m, lo, n, c, sticky, alloc_t, start_t, attempt, queue_t, work = row
+        (t, m, lo, n, c, sticky, alloc_t, start_t, attempt, queue_t, work,
+         _, _, _, _) = self._gpy.pop(gid)
         changes = self.changes
         changes.freed.add(m)
         changes.touched.add(m)
         self.charge(m, c, t, -n, True)               # a finishing group is running
-        self.running[t] -= n
+        running = self.running
+        running[t] = running.item(t) - n
         self.records.attempts.append((t, lo, n, m, alloc_t, start_t, self.now, OUT_COMPLETED,
                                       attempt, c, sticky, queue_t, 1, work))
         base = self._inst_offset[t] + lo
@@ -292,7 +290,8 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
             self.final[base] = FIN_COMPLETED
         else:
             self.final[base:base + n] = FIN_COMPLETED
-        self.completed[t] += n
+        completed = self.completed
+        completed[t] = completed.item(t) + n
         self.groups_on[m].discard(gid)
         self.groups.release(gid)
         changes.completions.append(t)
@@ -300,7 +299,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
 
     def _record(self, gid: int, count: int, outcome: int, *, progress: float,
                 inst_lo: int | None = None, final: bool = True) -> None:
-        t, m, lo, _, c, sticky, alloc_t, start_t, attempt, queue_t, _ = self._gpy[gid]
+        t, m, lo, _, c, sticky, alloc_t, start_t, attempt, queue_t = self._gpy[gid][:10]
         self.records.attempts.append((
             t, lo if inst_lo is None else int(inst_lo), count, m, alloc_t, start_t, self.now,
             outcome, attempt, c, sticky, queue_t, int(final), progress))
@@ -308,28 +307,26 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
     def end_group(self, gid: int, count: int | None, outcome: int, *, requeue: bool,
                   reason: str) -> None:
         """End ``count`` instances (the highest ids) of a running or starting group early."""
-        G = self.groups
-        t = int(G.task[gid])
-        m = int(G.machine[gid])
-        total = int(G.count[gid])
+        row = self._gpy[gid]                 # the group's fields (see __init__)
+        t, m, total, c, state = row[0], row[1], row[3], row[4], row[11]
         k = total if count is None else min(int(count), total)
         self.dirty.add(m)
-        if G.state[gid] == RUNNING:
-            c = int(G.cls[gid])
-            progress = max(self.vnow(2 * m + c) - float(G.v_start[gid]), 0.0)
+        if state == RUNNING:
+            progress = max(self.vnow(2 * m + c) - row[13], 0.0)
         else:
             progress = 0.0
-        lo = int(G.inst_lo[gid]) + total - k
+        lo = row[2] + total - k
         # give back the resources of the k instances
         self.changes.freed.add(m)
         self.changes.touched.add(m)
-        self.charge(m, int(G.cls[gid]), t, -k, G.state[gid] == RUNNING)
-        self.running[t] -= k
-        base = int(self.w.inst_offset[t])
+        self.charge(m, c, t, -k, state == RUNNING)
+        running = self.running
+        running[t] = running.item(t) - k
+        base = self._inst_offset[t]
         ids = list(range(base + lo, base + lo + k))
         recs = self.records
-        if G.resumable[gid] and requeue:
-            left = max(G.work[gid] - progress, 0.0)
+        if row[12] and requeue:
+            left = max(row[10] - progress, 0.0)
             for i in ids:
                 self.remaining_work[i] = left
         else:
@@ -340,13 +337,13 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
             recs.counters[key] += k
         if k == total:
             self.groups_on[m].discard(gid)
-            if G.state[gid] == STARTING:
+            if state == STARTING:
                 self.starting -= 1
-            G.release(gid)
+            self.groups.release(gid)
             del self._gpy[gid]
         else:
-            G.count[gid] = total - k
-            self._gpy[gid][3] = total - k
+            row[3] = total - k
+            self._stale.add(gid)
         self.attempts[ids] += 1
         if requeue:
             self.return_to_pending(t, [i - base for i in ids])
@@ -365,13 +362,14 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
     def default_victim(self, m: int) -> int | None:
         """The group to kill first under memory pressure: opportunistic work, then the
         lowest priority, most recently started first."""
-        G = self.groups
+        rows = self._gpy
         best = None
         best_key = None
         for gid in self.groups_on[m]:
-            if G.state[gid] != RUNNING:
+            row = rows[gid]
+            if row[11] != RUNNING:
                 continue
-            key = (-int(G.cls[gid]), int(self.w.priority[G.task[gid]]), -G.start_time[gid], -gid)
+            key = (-row[4], int(self.w.priority[row[0]]), -row[7], -gid)
             if best_key is None or key < best_key:
                 best, best_key = gid, key
         return best
