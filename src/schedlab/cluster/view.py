@@ -195,6 +195,17 @@ class ClusterView:
     def groups_on(self, machine: int) -> list[int]:
         return sorted(self._state.groups_on[machine])
 
+    def machine_groups(self, machine: int) -> list[tuple[int, int, int, bool, float]]:
+        """The running and starting groups on ``machine`` in ascending id order, as
+        (gid, task, count, opportunistic, start_time); start_time is NaN while starting.
+        The rows of :class:`RunningGroups` for that machine, without the arrays."""
+        rows = self._state._gpy           # the engine's per-group Python rows
+        out = []
+        for g in sorted(self._state.groups_on[machine]):
+            r = rows[g]
+            out.append((g, r[0], r[3], r[4] == 1, r[7]))
+        return out
+
     def group_progress(self, gid: int) -> float:
         """Nominal seconds of work done by a running group."""
         s = self._state

@@ -286,6 +286,18 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._fail_rng = np.random.default_rng(np.random.SeedSequence([int(rng.integers(2**32)), 17]))
         self._fail_seen: set[int] = set()
         self._fail_at: dict[int, float] = {}       # gid -> time its speculative task fails
+        self._fail_prob_rows = fail.tolist()
+        # mirrors kept across ticks (see _scan): machine -> its node-queue entries
+        # [task, count, enqueue_time], machine -> its speculative groups [gid, task, count,
+        # start] by id (machines with none left out), and per machine the speculative and
+        # regular instance counts and the speculative requests
+        self._mq: dict[int, list[list[Any]]] = {}
+        self._mspec: dict[int, list[list[Any]]] = {}
+        self._spec_n = np.zeros(M, dtype=np.int64)
+        self._spec_req = np.zeros(np.shape(cluster.capacity))
+        self._reg_n = np.zeros(M, dtype=np.int64)
+        self._mirror_cold = True      # the first tick reads every machine
+        self._stale: set[int] = set()   # machines this tick's own actions changed
         if self.speculates:
             # per-machine limits of rules A/B (capacities are fixed for a run)
             sp = self.params
@@ -330,6 +342,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def decide(self, view):
         trig = view.trigger
         if "tick" not in trig.timers:
+            self._stale |= trig.touched        # (the next tick re-reads these)
             return ()
         self._k += 1
         st = TickState(self, view)
@@ -415,37 +428,72 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         return [a * b * count for a, b in zip(st.ratio_rows[self._job_list[t]], self._request_rows[t])]
 
     def _scan(self, view, st: TickState) -> None:
-        """Build the tick's mirror of node queues and running speculative groups."""
-        qm = st.qm                  # (the task index is built later, from qm, on first use)
-        for m in np.flatnonzero(st.qlen > 0).tolist():
-            qm[m] = [[t, c, tq] for t, c, tq, _ in view.node_queue(m)]
-        rg = st.running_groups(view)
-        if len(rg):
-            M = len(st.cap)
-            opp = np.asarray(rg.opportunistic, dtype=bool)
-            reg = ~opp
-            st.reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg], minlength=M).astype(np.int64)
-            sel = np.flatnonzero(opp)
-            if len(sel):
-                ms, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
-                st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
-                # np.add.at(spec_req, ms, request * count) as one bincount: bin R m + r adds
-                # its groups in the same order, from the same 0.0
-                R = st.spec_req.shape[1]
-                add = self.workload.request[ts] * cs[:, None]
-                st.spec_req = np.bincount((ms[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
-                                          minlength=M * R).reshape(M, R)
-                spec_on = st.spec_on
-                faulty = self._faulty
-                for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
-                                          rg.start_time[sel].tolist()):
-                    if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
-                        self._draw_fault(m, g, t, s0, view)
-                    lst = spec_on.get(m)
-                    if lst is None:
-                        spec_on[m] = [[g, t, c, s0]]
-                    else:
-                        lst.append([g, t, c, s0])
+        """The tick's mirror of node queues and running speculative groups.
+
+        The policy keeps the per-machine mirrors across ticks and re-reads only the machines
+        whose queue or groups may have changed since: those the engine reports in
+        ``view.trigger.touched`` and those the last tick's own actions named (an action the
+        engine rejected changes nothing there, but the tick's copies did change).
+        """
+        stale = self._stale
+        if self._mirror_cold:
+            stale = range(len(st.cap))
+            self._mirror_cold = False
+        else:
+            stale |= view.trigger.touched
+        if stale:
+            self._reread(view, sorted(stale))
+        self._stale = set()
+        mq = self._mq
+        st.qm = {m: mq[m] for m in sorted(mq)}     # machine order, as the queue lengths give it
+        # machines in the order of their lowest speculative group id (the order in which a
+        # scan of all groups by id first meets them)
+        ms = self._mspec
+        st.spec_on = {m: ms[m] for m in sorted(ms, key=lambda m: ms[m][0][0])}
+        st.spec_n = self._spec_n
+        st.spec_req = self._spec_req
+        st.reg_n = self._reg_n
+
+    def _reread(self, view, machines: list[int]) -> None:
+        """Read the node queue and the groups of ``machines`` into the mirrors. A machine's
+        ``spec_req`` row is its speculative groups' requests x counts summed from 0.0 in id
+        order (what a bincount over all groups by id adds into that row)."""
+        mq, ms = self._mq, self._mspec
+        spec_n, spec_req, reg_n = self._spec_n, self._spec_req, self._reg_n
+        req_rows = self._request_rows
+        zero = [0.0] * spec_req.shape[1]
+        fail = self._fail_prob_rows if self._faulty else None
+        seen = self._fail_seen
+        new: list[tuple[int, int, int, float]] = []
+        for m in machines:
+            q = view.node_queue(m)
+            if q:
+                mq[m] = [[t, c, tq] for t, c, tq, _ in q]
+            elif m in mq:
+                del mq[m]
+            spec = []
+            n_spec = n_reg = 0
+            req = zero
+            for g, t, c, opp, s0 in view.machine_groups(m):
+                if opp:
+                    spec.append([g, t, c, s0])
+                    n_spec += c
+                    req = [a + r * c for a, r in zip(req, req_rows[t])]
+                    if fail is not None and fail[m] > 0 and g not in seen:
+                        new.append((g, m, t, s0))
+                else:
+                    n_reg += c
+            if spec:
+                ms[m] = spec
+            elif m in ms:
+                del ms[m]
+            spec_n[m] = n_spec
+            reg_n[m] = n_reg
+            spec_req[m] = req
+        if new:
+            new.sort()                      # draws in group id order, across machines
+            for g, m, t, s0 in new:
+                self._draw_fault(m, g, t, s0, view)
 
     def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
         self._fail_seen.add(g)
@@ -586,6 +634,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
         self.record_placement(st, m, c)
         st.actions.append(Enqueue(t, m, c, opportunistic=True, reason=reason))
+        self._stale.add(m)
         st.qm.setdefault(m, []).append([t, c, st.now])
         if st._qbt is not None:
             st.note(m, t)
