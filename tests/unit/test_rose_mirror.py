@@ -103,9 +103,9 @@ class MirrorCheck:
             check.machines += len(st.cap)
             check.busy += bool(ref["qm"] or ref["spec_on"])
 
-        def counted_reread(policy, view, machines):
+        def counted_reread(policy, view, machines, acted):
             check.reread += len(machines)
-            return reread(policy, view, machines)
+            return reread(policy, view, machines, acted)
 
         monkeypatch.setattr(layered.LayeredPolicy, "_scan", checked_scan)
         monkeypatch.setattr(layered.LayeredPolicy, "_reread", counted_reread)

@@ -195,38 +195,31 @@ class ClusterView:
     def groups_on(self, machine: int) -> list[int]:
         return sorted(self._state.groups_on[machine])
 
-    def machine_groups(self, machine: int) -> list[tuple[int, int, int, bool, float]]:
-        """The running and starting groups on ``machine`` in ascending id order, as
-        (gid, task, count, opportunistic, start_time); start_time is NaN while starting.
-        The rows of :class:`RunningGroups` for that machine, without the arrays."""
+    def machine_groups(self, machine: int) -> tuple[list[list], int]:
+        """The opportunistic groups (running or starting) on ``machine`` in ascending id
+        order, as new lists [gid, task, count, start_time] (start_time NaN while starting),
+        and the instances of its regular groups: the rows of :class:`RunningGroups` for
+        that machine, without building the arrays."""
         rows = self._state._gpy           # the engine's per-group Python rows
-        out = []
+        opp = []
+        n_regular = 0
         for g in sorted(self._state.groups_on[machine]):
             r = rows[g]
-            out.append((g, r[0], r[3], r[4] == 1, r[7]))
-        return out
-
-    def group_progress(self, gid: int) -> float:
-        """Nominal seconds of work done by a running group."""
-        s = self._state
-        G = s.groups
-        m, c = int(G.machine[gid]), int(G.cls[gid])
-        if G.state[gid] != RUNNING:
-            return 0.0
-        return float(s.vnow(2 * m + c) - G.v_start[gid])
-
-    def group_remaining(self, gid: int) -> float:
-        """Nominal seconds of work left for a running group."""
-        s = self._state
-        G = s.groups
-        if G.state[gid] != RUNNING:
-            return float(G.work[gid])
-        return float(G.work[gid]) - self.group_progress(gid)
+            if r[4]:
+                opp.append([g, r[0], r[3], r[7]])
+            else:
+                n_regular += r[3]
+        return opp, n_regular
 
     def node_queue(self, machine: int) -> list[tuple[int, int, float, bool]]:
         """Entries of a node-local queue as (task, count, enqueue_time, opportunistic)."""
         return [(e.task, len(e.ids), e.enqueue_time, e.opportunistic)
                 for e in self._state.node_queue[machine]]
+
+    def node_queue_rows(self, machine: int) -> list[list]:
+        """:meth:`node_queue` as new lists [task, count, enqueue_time] (the caller may
+        change them)."""
+        return [[e.task, len(e.ids), e.enqueue_time] for e in self._state.node_queue[machine]]
 
     def evictions_of(self, task: int) -> np.ndarray:
         """Attempts so far of each instance of ``task`` (evictions/kills that requeued it)."""

@@ -297,7 +297,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._spec_req = np.zeros(np.shape(cluster.capacity))
         self._reg_n = np.zeros(M, dtype=np.int64)
         self._mirror_cold = True      # the first tick reads every machine
-        self._stale: set[int] = set()   # machines this tick's own actions changed
+        self._acted: set[int] = set()   # machines whose copies this tick's own actions changed
+        self._unread: set[int] = set()  # machines touched at decisions without a tick
         if self.speculates:
             # per-machine limits of rules A/B (capacities are fixed for a run)
             sp = self.params
@@ -342,7 +343,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def decide(self, view):
         trig = view.trigger
         if "tick" not in trig.timers:
-            self._stale |= trig.touched        # (the next tick re-reads these)
+            self._unread |= trig.touched       # (the next tick re-reads these)
             return ()
         self._k += 1
         st = TickState(self, view)
@@ -435,15 +436,16 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         ``view.trigger.touched`` and those the last tick's own actions named (an action the
         engine rejected changes nothing there, but the tick's copies did change).
         """
-        stale = self._stale
+        acted = self._acted
         if self._mirror_cold:
-            stale = range(len(st.cap))
+            self._reread(view, range(len(st.cap)), acted)
             self._mirror_cold = False
         else:
-            stale |= view.trigger.touched
-        if stale:
-            self._reread(view, sorted(stale))
-        self._stale = set()
+            stale = self._unread | view.trigger.touched | acted
+            if stale:
+                self._reread(view, sorted(stale), acted)
+        self._acted = set()
+        self._unread = set()
         mq = self._mq
         st.qm = {m: mq[m] for m in sorted(mq)}     # machine order, as the queue lengths give it
         # machines in the order of their lowest speculative group id (the order in which a
@@ -454,42 +456,58 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         st.spec_req = self._spec_req
         st.reg_n = self._reg_n
 
-    def _reread(self, view, machines: list[int]) -> None:
+    def _reread(self, view, machines, acted: set[int]) -> None:
         """Read the node queue and the groups of ``machines`` into the mirrors. A machine's
         ``spec_req`` row is its speculative groups' requests x counts summed from 0.0 in id
-        order (what a bincount over all groups by id adds into that row)."""
+        order (what a bincount over all groups by id adds into that row); it and ``spec_n``
+        are kept when the machine's speculative groups are the ones read last time and no
+        action of the last tick changed its copies (``acted``)."""
         mq, ms = self._mq, self._mspec
         spec_n, spec_req, reg_n = self._spec_n, self._spec_req, self._reg_n
         req_rows = self._request_rows
         zero = [0.0] * spec_req.shape[1]
+        wide5 = len(zero) == 5
         fail = self._fail_prob_rows if self._faulty else None
         seen = self._fail_seen
         new: list[tuple[int, int, int, float]] = []
         for m in machines:
-            q = view.node_queue(m)
+            q = view.node_queue_rows(m)
             if q:
-                mq[m] = [[t, c, tq] for t, c, tq, _ in q]
+                mq[m] = q
             elif m in mq:
                 del mq[m]
-            spec = []
-            n_spec = n_reg = 0
-            req = zero
-            for g, t, c, opp, s0 in view.machine_groups(m):
-                if opp:
-                    spec.append([g, t, c, s0])
-                    n_spec += c
-                    req = [a + r * c for a, r in zip(req, req_rows[t])]
-                    if fail is not None and fail[m] > 0 and g not in seen:
-                        new.append((g, m, t, s0))
-                else:
-                    n_reg += c
+            spec, reg_n[m] = view.machine_groups(m)
             if spec:
+                old = ms.get(m)
                 ms[m] = spec
-            elif m in ms:
-                del ms[m]
-            spec_n[m] = n_spec
-            reg_n[m] = n_reg
-            spec_req[m] = req
+                if spec == old and m not in acted:
+                    continue
+                n_spec = 0
+                if wide5:            # the engine's five resources, summed in scalars
+                    a0 = a1 = a2 = a3 = a4 = 0.0
+                    for g, t, c, _ in spec:
+                        n_spec += c
+                        r0, r1, r2, r3, r4 = req_rows[t]
+                        a0 += r0 * c
+                        a1 += r1 * c
+                        a2 += r2 * c
+                        a3 += r3 * c
+                        a4 += r4 * c
+                    spec_req[m] = (a0, a1, a2, a3, a4)
+                else:
+                    req = zero
+                    for g, t, c, _ in spec:
+                        n_spec += c
+                        req = [a + r * c for a, r in zip(req, req_rows[t])]
+                    spec_req[m] = req
+                spec_n[m] = n_spec
+                if fail is not None and fail[m] > 0:
+                    new += [(g, m, t, s0) for g, t, _, s0 in spec if g not in seen]
+            else:
+                if m in ms:
+                    del ms[m]
+                spec_n[m] = 0
+                spec_req[m] = 0.0
         if new:
             new.sort()                      # draws in group id order, across machines
             for g, m, t, s0 in new:
@@ -634,7 +652,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
         self.record_placement(st, m, c)
         st.actions.append(Enqueue(t, m, c, opportunistic=True, reason=reason))
-        self._stale.add(m)
+        self._acted.add(m)
         st.qm.setdefault(m, []).append([t, c, st.now])
         if st._qbt is not None:
             st.note(m, t)
