@@ -216,6 +216,10 @@ class ClusterView:
         return [(e.task, len(e.ids), e.enqueue_time, e.opportunistic)
                 for e in self._state.node_queue[machine]]
 
+    def group_machine(self, gid: int) -> int:
+        """The machine of a running or starting group."""
+        return self._state._gpy[gid][1]
+
     def node_queue_rows(self, machine: int) -> list[list]:
         """:meth:`node_queue` as new lists [task, count, enqueue_time] (the caller may
         change them)."""

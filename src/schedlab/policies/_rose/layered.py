@@ -113,6 +113,7 @@ class TickState:
         self.qlen = np.array(view.queue_length, dtype=np.int64)
         self.alive = np.asarray(view.alive, dtype=bool)
         self._ratio_source = (policy, view)          # ratio: read on first use
+        self.view = view
         # queue mirror: machine -> list of [task, count, enqueue_time]
         self.qm: dict[int, list[list[Any]]] = {}
         self.spec_on: dict[int, list[list[Any]]] = {}   # m -> [gid, task, count, start]
@@ -126,6 +127,8 @@ class TickState:
     _view_min: Any = None      # (decider's view, its admissible minimum CPU level)
     _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
     _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
+    _mirrored = False          # qm and spec_on are the policy's kept mirrors (see _scan)
+    _noted = 0                 # actions whose machines the policy has noted (_note_actions)
 
     _ratio: Any = None
     _ratio_rows: Any = None
@@ -298,6 +301,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._reg_n = np.zeros(M, dtype=np.int64)
         self._mirror_cold = True      # the first tick reads every machine
         self._acted: set[int] = set()   # machines whose copies this tick's own actions changed
+        self._job_counts: dict[int, dict[int, int]] = {}   # machine -> job -> spec instances
         self._unread: set[int] = set()  # machines touched at decisions without a tick
         if self.speculates:
             # per-machine limits of rules A/B (capacities are fixed for a run)
@@ -362,7 +366,26 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                     self._timeout(view, st)
             if self.every(self.params.h_AM):
                 self.dispatch(view, st)
+            self._note_actions(st)
         return st.actions
+
+    def _note_actions(self, st: TickState) -> None:
+        """Add the machines the tick's actions (since the last call) name to ``_acted``:
+        every change the tick makes to its copies of a machine's queue or groups comes with
+        an action on that machine."""
+        acts = st.actions
+        if st._noted < len(acts):
+            acted = self._acted
+            group_machine = st.view.group_machine
+            for a in acts[st._noted:]:
+                m = getattr(a, "machine", None)
+                if m is None:
+                    g = getattr(a, "group", None)      # Preempt, Promote
+                    if g is None:
+                        continue
+                    m = group_machine(g)
+                acted.add(m)
+            st._noted = len(acts)
 
     # hooks ---------------------------------------------------------------
     def observe(self, view, st: TickState) -> None:
@@ -455,6 +478,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         st.spec_n = self._spec_n
         st.spec_req = self._spec_req
         st.reg_n = self._reg_n
+        st._mirrored = True
 
     def _reread(self, view, machines, acted: set[int]) -> None:
         """Read the node queue and the groups of ``machines`` into the mirrors. A machine's
@@ -464,6 +488,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         action of the last tick changed its copies (``acted``)."""
         mq, ms = self._mq, self._mspec
         spec_n, spec_req, reg_n = self._spec_n, self._spec_req, self._reg_n
+        job_counts = self._job_counts
         req_rows = self._request_rows
         zero = [0.0] * spec_req.shape[1]
         wide5 = len(zero) == 5
@@ -471,6 +496,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         seen = self._fail_seen
         new: list[tuple[int, int, int, float]] = []
         for m in machines:
+            job_counts.pop(m, None)
             q = view.node_queue_rows(m)
             if q:
                 mq[m] = q
@@ -568,26 +594,47 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     def spec_outstanding(self, st: TickState) -> tuple[dict[tuple[int, int], int], np.ndarray]:
         """Speculative instances queued or running, per (job, machine) and per job (whole
-        numbers, so the per-job sums are exact in any order)."""
-        job = self._job_list
+        numbers, so the per-job sums are exact in any order).
+
+        On the tick's own mirrors, a machine's per-job counts are kept from one tick to the
+        next until the machine is re-read or this tick's actions change its copies."""
+        mirrored = st._mirrored
+        cache = self._job_counts
+        if mirrored:
+            self._note_actions(st)
+        acted = self._acted
+        qm, spec_on = st.qm, st.spec_on
+        count = self._machine_job_counts
         out: dict[tuple[int, int], int] = {}
-        get = out.get
-        for m, lst in st.qm.items():
-            for t, c, _ in lst:
-                key = (job[t], m)
-                out[key] = get(key, 0) + c
-        for m, lst in st.spec_on.items():
-            for _, t, c, _ in lst:
-                key = (job[t], m)
-                out[key] = get(key, 0) + c
-        by_job = np.zeros(self.workload.n_jobs)
-        if out:
-            per: dict[int, int] = {}
-            pget = per.get
-            for (j, _m), c in out.items():
+        per: dict[int, int] = {}
+        pget = per.get
+        for m in (qm.keys() | spec_on.keys()):
+            if not mirrored or m in acted:
+                counts = count(qm.get(m, ()), spec_on.get(m, ()))
+            else:
+                counts = cache.get(m)
+                if counts is None:
+                    counts = cache[m] = count(qm.get(m, ()), spec_on.get(m, ()))
+            for j, c in counts.items():
+                out[(j, m)] = c
                 per[j] = pget(j, 0) + c
+        by_job = np.zeros(self.workload.n_jobs)
+        if per:
             by_job[list(per)] = list(per.values())
         return out, by_job
+
+    def _machine_job_counts(self, queue: list, groups: list) -> dict[int, int]:
+        """Job -> speculative instances in one machine's queue entries and groups."""
+        job = self._job_list
+        counts: dict[int, int] = {}
+        get = counts.get
+        for e in queue:
+            j = job[e[0]]
+            counts[j] = get(j, 0) + e[1]
+        for g in groups:
+            j = job[g[1]]
+            counts[j] = get(j, 0) + g[2]
+        return counts
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
@@ -652,7 +699,6 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
         self.record_placement(st, m, c)
         st.actions.append(Enqueue(t, m, c, opportunistic=True, reason=reason))
-        self._acted.add(m)
         st.qm.setdefault(m, []).append([t, c, st.now])
         if st._qbt is not None:
             st.note(m, t)

@@ -50,7 +50,6 @@ class NodeManagerControl:
     def _end_spec(self, st: TickState, m: int, g: list[Any], *, outcome: str, reason: str) -> None:
         """End running speculative group ``g`` on ``m`` (requeued; a TBAMR penalty for ``m``)."""
         st.spec_on[m].remove(g)
-        self._acted.add(m)
         gid, t, c, _ = g
         w = self.workload
         st.actions.append(Preempt(gid, outcome=outcome, requeue=True, reason=reason))
@@ -136,7 +135,6 @@ class NodeManagerControl:
         w = self.workload
         st.used[m] += self.expected_usage(st, t)
         st._load = None
-        self._acted.add(m)
         st.spec_n[m] += 1
         st.spec_req[m] += w.request[t]
         self.counters["spec_launched"] += 1
@@ -192,7 +190,6 @@ class NodeManagerControl:
             for e in late:
                 t, c, tq = e
                 st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
-                self._acted.add(m)
                 lst.remove(e)
                 st.forget(m, t)
                 st.qlen[m] -= c

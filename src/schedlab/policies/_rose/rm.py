@@ -169,7 +169,6 @@ class ResourceManagerRound:
                     continue
                 acts.append(Promote(g[0], reason="rose upgrade: grant on the same node"))
                 st.spec_on[n].remove(g)
-                self._acted.add(n)
                 st.spec_n[n] -= g[2]
                 st.spec_req[n] -= w.request[t] * g[2]
                 got += g[2]
@@ -222,8 +221,6 @@ class ResourceManagerRound:
             if e[1] == 0:
                 lst.remove(e)
         st.qlen[m] -= got
-        if got:
-            self._acted.add(m)
         if not lst:
             del st.qm[m]
         st.forget(m, t)
