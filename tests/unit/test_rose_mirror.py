@@ -186,3 +186,31 @@ def test_unhealthy_cases_draw_faults():
     _, policy = _run("rose-unhealthy")
     assert policy._faulty and policy._fail_seen
     assert policy.counters["spec_failures"] > 0
+
+
+@pytest.mark.parametrize("name,redoes", [("rose-w2-contended", False), ("b1-unhealthy", False),
+                                         ("b2-sampling", True)])
+def test_cached_placement_loads_equal_a_fresh_computation(name, redoes, monkeypatch):
+    """record_placement redoes only the rows whose usage the tick changed; after every call
+    its cache must equal the loads computed from the tick's usage afresh. (B2's late binding
+    launches between placements; ROSE and B1 place before or after the tick's launches.)"""
+    record = layered.LayeredPolicy.record_placement
+    seen = {"calls": 0, "refreshed": 0}
+
+    def checked(policy, st, m, count=1):
+        seen["refreshed"] += bool(st._load is not None and st._load_dirty)
+        record(policy, st, m, count)
+        inst = policy.instant_load(st)
+        load = np.where(st.alive, inst[:, 0], np.inf)
+        adm = st.alive & (inst < policy._theta_adm[None, :]).all(axis=1)
+        lo_adm = float(load[adm].min()) if adm.any() else np.inf
+        got_load, got_lo, got_lo_adm, got_over, got_adm = st._load
+        assert got_load == load.tolist()
+        assert got_lo == float(load.min()) and got_lo_adm == lo_adm
+        assert got_over == (~adm & st.alive).tolist() and got_adm == adm.tolist()
+        seen["calls"] += 1
+
+    monkeypatch.setattr(layered.LayeredPolicy, "record_placement", checked)
+    _run(name)
+    assert seen["calls"] > 20
+    assert (seen["refreshed"] > 0) == redoes

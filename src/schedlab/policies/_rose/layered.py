@@ -123,7 +123,13 @@ class TickState:
 
     # per-tick caches (class defaults, so a state built field by field has them too)
     _qbt: dict[int, list[int]] | None = None   # task -> machines where it is queued
-    _load: Any = None          # cached R5 loads (record_placement); reset when used changes
+    _load: Any = None          # cached R5 loads (record_placement); rows redone when used changes
+    _load_dirty: Any = None    # machines whose usage changed since the loads were cached
+
+    def used_changed(self, m: int) -> None:
+        """``used[m]`` changed: the cached loads (if any) need that row again."""
+        if self._load is not None:
+            self._load_dirty.append(m)
     _view_min: Any = None      # (decider's view, its admissible minimum CPU level)
     _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
     _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
@@ -307,6 +313,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             # per-machine limits of rules A/B (capacities are fixed for a run)
             sp = self.params
             self._theta_adm = np.asarray(sp.theta_adm, dtype=float)
+            self._theta_adm_rows = self._theta_adm.tolist()
             capm = np.asarray(cluster.capacity, dtype=float)[:, :_NL]
             fin = np.isfinite(capm) & (capm > 0)
             self._lim_launch = np.where(fin, np.asarray(sp.theta_launch) * np.where(fin, capm, 0.0), np.inf) + _EPS
@@ -675,8 +682,12 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             load = np.where(st.alive, inst[:, R_CPU], np.inf)
             adm = st.alive & (inst < self._theta_adm[None, :]).all(axis=1)
             lo_adm = float(load[adm].min()) if adm.any() else np.inf
-            cache = st._load = (load.tolist(), float(load.min()), lo_adm, (~adm & st.alive).tolist())
-        load, lo, lo_adm, over = cache
+            cache = st._load = [load.tolist(), float(load.min()), lo_adm, (~adm & st.alive).tolist(),
+                                adm.tolist()]
+            st._load_dirty = []
+        elif st._load_dirty:
+            self._refresh_load_rows(st, cache)
+        load, lo, lo_adm, over, _ = cache
         lm = load[m]
         view = self.placement_view()
         if view is not None:
@@ -695,6 +706,25 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         if view is not None:
             self.placement_view_gap.extend([vgap] * count)
             self.placement_stale_error.extend([lm - vm] * count)
+
+    def _refresh_load_rows(self, st: TickState, cache: list) -> None:
+        """Bring the cached loads of record_placement up to date on the machines whose usage
+        changed since: each row as load_levels computes it (used / capacity where the
+        capacity is finite and positive, else 0), then the two minima again."""
+        load, _, _, over, adm = cache
+        theta = self._theta_adm_rows
+        for m in set(st._load_dirty):
+            used = st.used[m, :_NL].tolist()
+            cap = st.cap[m, :_NL].tolist()
+            inst = [u / c if 0 < c < math.inf else 0.0 for u, c in zip(used, cap)]
+            alive = bool(st.alive[m])
+            load[m] = inst[R_CPU] if alive else math.inf
+            adm[m] = ok = alive and all(x < th for x, th in zip(inst, theta))
+            over[m] = alive and not ok
+        st._load_dirty.clear()
+        cache[1] = min(load)
+        loads = [x for x, ok in zip(load, adm) if ok]
+        cache[2] = min(loads) if loads else math.inf
 
     def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
         self.record_placement(st, m, c)
