@@ -92,6 +92,8 @@ class MirrorCheck:
             assert list(st.qm) == list(ref["qm"]), f"queue machines differ at t={view.now}"
             for m, rows in ref["qm"].items():
                 assert _same_rows(st.qm[m], rows), f"queue of machine {m} differs at t={view.now}"
+                # the timeout detector reads only a queue's head when it is not late
+                assert all(a[2] <= b[2] for a, b in zip(rows, rows[1:])), "queue not in enqueue order"
             assert list(st.spec_on) == list(ref["spec_on"]), f"spec_on order differs at t={view.now}"
             for m, rows in ref["spec_on"].items():
                 assert _same_rows(st.spec_on[m], rows), f"groups of machine {m} differ at t={view.now}"

@@ -182,6 +182,10 @@ class NodeManagerControl:
         for m in list(st.qm):
             lst = st.qm[m]
             if fixed:
+                # a queue holds its entries in enqueue order (the engine appends them at the
+                # time they come; removals keep the order), so if its head is not late, none is
+                if not lst or now - lst[0][2] <= T_to:
+                    continue
                 late = [e for e in lst if now - e[2] > T_to]
                 if not late:
                     continue
