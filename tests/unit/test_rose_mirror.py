@@ -161,13 +161,20 @@ def _run(name):
     return sim, policy
 
 
+@pytest.mark.parametrize("at_once", [0, 3, 10**6])
 @pytest.mark.parametrize("name", CASES)
-def test_kept_mirrors_equal_a_rebuild_at_every_tick(name, monkeypatch):
+def test_kept_mirrors_equal_a_rebuild_at_every_tick(name, at_once, monkeypatch):
+    """``at_once`` 0: groups always re-read machine by machine; 10**6: always in one pass
+    over all groups (the policy switches on the share of machines to re-read)."""
+    monkeypatch.setattr(layered.LayeredPolicy, "_GROUPS_AT_ONCE", at_once)
     check = MirrorCheck(monkeypatch)
     sim, policy = _run(name)
     assert check.ticks > 50
     assert check.busy > 10, "no tick had queued or speculative work"
-    assert check.reread < check.machines, "every machine was re-read at every tick"
+    if at_once == 0:
+        assert 0 < check.reread < check.machines, "every machine was re-read at every tick"
+    elif at_once == 10**6:
+        assert check.reread == 0
     assert policy.counters["spec_enqueued"] + policy.counters["spec_launched"] > 0
 
 

@@ -307,7 +307,6 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._reg_n = np.zeros(M, dtype=np.int64)
         self._mirror_cold = True      # the first tick reads every machine
         self._acted: set[int] = set()   # machines whose copies this tick's own actions changed
-        self._job_counts: dict[int, dict[int, int]] = {}   # machine -> job -> spec instances
         self._unread: set[int] = set()  # machines touched at decisions without a tick
         if self.speculates:
             # per-machine limits of rules A/B (capacities are fixed for a run)
@@ -467,13 +466,19 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         engine rejected changes nothing there, but the tick's copies did change).
         """
         acted = self._acted
+        M = len(st.cap)
         if self._mirror_cold:
-            self._reread(view, range(len(st.cap)), acted)
+            stale = range(M)
             self._mirror_cold = False
         else:
-            stale = self._unread | view.trigger.touched | acted
-            if stale:
-                self._reread(view, sorted(stale), acted)
+            stale = sorted(self._unread | view.trigger.touched | acted)
+        if stale:
+            self._reread_queues(view, stale)
+            # few machines: their groups one by one; many: every group in one numpy pass
+            if len(stale) * self._GROUPS_AT_ONCE < M:
+                self._reread(view, stale, acted)
+            else:
+                self._read_all_groups(view, M)
         self._acted = set()
         self._unread = set()
         mq = self._mq
@@ -487,15 +492,29 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         st.reg_n = self._reg_n
         st._mirrored = True
 
+    # re-read the groups machine by machine when fewer than 1 / _GROUPS_AT_ONCE of the
+    # machines changed (a numpy pass over all groups costs about as much as a Python pass
+    # over the groups of a third of the machines)
+    _GROUPS_AT_ONCE = 3
+
+    def _reread_queues(self, view, machines) -> None:
+        """Read the node queues of ``machines`` into the mirror."""
+        mq = self._mq
+        for m in machines:
+            q = view.node_queue_rows(m)
+            if q:
+                mq[m] = q
+            elif m in mq:
+                del mq[m]
+
     def _reread(self, view, machines, acted: set[int]) -> None:
-        """Read the node queue and the groups of ``machines`` into the mirrors. A machine's
-        ``spec_req`` row is its speculative groups' requests x counts summed from 0.0 in id
-        order (what a bincount over all groups by id adds into that row); it and ``spec_n``
-        are kept when the machine's speculative groups are the ones read last time and no
-        action of the last tick changed its copies (``acted``)."""
-        mq, ms = self._mq, self._mspec
+        """Read the groups of ``machines`` into the mirrors. A machine's ``spec_req`` row is
+        its speculative groups' requests x counts summed from 0.0 in id order (what a
+        bincount over all groups by id adds into that row); it and ``spec_n`` are kept when
+        the machine's speculative groups are the ones read last time and no action of the
+        last tick changed its copies (``acted``)."""
+        ms = self._mspec
         spec_n, spec_req, reg_n = self._spec_n, self._spec_req, self._reg_n
-        job_counts = self._job_counts
         req_rows = self._request_rows
         zero = [0.0] * spec_req.shape[1]
         wide5 = len(zero) == 5
@@ -503,12 +522,6 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         seen = self._fail_seen
         new: list[tuple[int, int, int, float]] = []
         for m in machines:
-            job_counts.pop(m, None)
-            q = view.node_queue_rows(m)
-            if q:
-                mq[m] = q
-            elif m in mq:
-                del mq[m]
             spec, reg_n[m] = view.machine_groups(m)
             if spec:
                 old = ms.get(m)
@@ -545,6 +558,41 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             new.sort()                      # draws in group id order, across machines
             for g, m, t, s0 in new:
                 self._draw_fault(m, g, t, s0, view)
+
+    def _read_all_groups(self, view, M: int) -> None:
+        """Read every machine's groups into the mirrors from one :class:`RunningGroups`
+        (the counts and request sums as bincounts over the groups in id order)."""
+        rg = view.running_groups()
+        ms: dict[int, list[list[Any]]] = {}
+        spec_n = np.zeros(M, dtype=np.int64)
+        spec_req = np.zeros_like(self._spec_req)
+        reg_n = np.zeros(M, dtype=np.int64)
+        if len(rg):
+            opp = np.asarray(rg.opportunistic, dtype=bool)
+            reg = ~opp
+            reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg], minlength=M).astype(np.int64)
+            sel = np.flatnonzero(opp)
+            if len(sel):
+                mm, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
+                spec_n = np.bincount(mm, weights=cs, minlength=M).astype(np.int64)
+                # np.add.at(spec_req, mm, request * count) as one bincount: bin R m + r adds
+                # its groups in the same order, from the same 0.0
+                R = spec_req.shape[1]
+                add = self.workload.request[ts] * cs[:, None]
+                spec_req = np.bincount((mm[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
+                                       minlength=M * R).reshape(M, R)
+                faulty = self._faulty
+                for m, g, t, c, s0 in zip(mm.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
+                                          rg.start_time[sel].tolist()):
+                    if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
+                        self._draw_fault(m, g, t, s0, view)
+                    lst = ms.get(m)
+                    if lst is None:
+                        ms[m] = [[g, t, c, s0]]
+                    else:
+                        lst.append([g, t, c, s0])
+        self._mspec = ms
+        self._spec_n, self._spec_req, self._reg_n = spec_n, spec_req, reg_n
 
     def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
         self._fail_seen.add(g)
@@ -601,47 +649,26 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     def spec_outstanding(self, st: TickState) -> tuple[dict[tuple[int, int], int], np.ndarray]:
         """Speculative instances queued or running, per (job, machine) and per job (whole
-        numbers, so the per-job sums are exact in any order).
-
-        On the tick's own mirrors, a machine's per-job counts are kept from one tick to the
-        next until the machine is re-read or this tick's actions change its copies."""
-        mirrored = st._mirrored
-        cache = self._job_counts
-        if mirrored:
-            self._note_actions(st)
-        acted = self._acted
-        qm, spec_on = st.qm, st.spec_on
-        count = self._machine_job_counts
+        numbers, so the per-job sums are exact in any order)."""
+        job = self._job_list
         out: dict[tuple[int, int], int] = {}
-        per: dict[int, int] = {}
-        pget = per.get
-        for m in (qm.keys() | spec_on.keys()):
-            if not mirrored or m in acted:
-                counts = count(qm.get(m, ()), spec_on.get(m, ()))
-            else:
-                counts = cache.get(m)
-                if counts is None:
-                    counts = cache[m] = count(qm.get(m, ()), spec_on.get(m, ()))
-            for j, c in counts.items():
-                out[(j, m)] = c
-                per[j] = pget(j, 0) + c
+        get = out.get
+        for m, lst in st.qm.items():
+            for t, c, _ in lst:
+                key = (job[t], m)
+                out[key] = get(key, 0) + c
+        for m, lst in st.spec_on.items():
+            for _, t, c, _ in lst:
+                key = (job[t], m)
+                out[key] = get(key, 0) + c
         by_job = np.zeros(self.workload.n_jobs)
-        if per:
+        if out:
+            per: dict[int, int] = {}
+            pget = per.get
+            for (j, _m), c in out.items():
+                per[j] = pget(j, 0) + c
             by_job[list(per)] = list(per.values())
         return out, by_job
-
-    def _machine_job_counts(self, queue: list, groups: list) -> dict[int, int]:
-        """Job -> speculative instances in one machine's queue entries and groups."""
-        job = self._job_list
-        counts: dict[int, int] = {}
-        get = counts.get
-        for e in queue:
-            j = job[e[0]]
-            counts[j] = get(j, 0) + e[1]
-        for g in groups:
-            j = job[g[1]]
-            counts[j] = get(j, 0) + g[2]
-        return counts
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
