@@ -195,6 +195,23 @@ class ClusterView:
     def groups_on(self, machine: int) -> list[int]:
         return sorted(self._state.groups_on[machine])
 
+    def group_progress(self, gid: int) -> float:
+        """Nominal seconds of work done by a running group."""
+        s = self._state
+        G = s.groups
+        m, c = int(G.machine[gid]), int(G.cls[gid])
+        if G.state[gid] != RUNNING:
+            return 0.0
+        return float(s.vnow(2 * m + c) - G.v_start[gid])
+
+    def group_remaining(self, gid: int) -> float:
+        """Nominal seconds of work left for a running group."""
+        s = self._state
+        G = s.groups
+        if G.state[gid] != RUNNING:
+            return float(G.work[gid])
+        return float(G.work[gid]) - self.group_progress(gid)
+
     def machine_groups(self, machine: int) -> tuple[list[list], int]:
         """The opportunistic groups (running or starting) on ``machine`` in ascending id
         order, as new lists [gid, task, count, start_time] (start_time NaN while starting),
