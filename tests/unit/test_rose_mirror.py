@@ -161,11 +161,12 @@ def _run(name):
     return sim, policy
 
 
-@pytest.mark.parametrize("at_once", [0, 3, 10**6])
+@pytest.mark.parametrize("at_once", [0, 10**6])
 @pytest.mark.parametrize("name", CASES)
 def test_kept_mirrors_equal_a_rebuild_at_every_tick(name, at_once, monkeypatch):
     """``at_once`` 0: groups always re-read machine by machine; 10**6: always in one pass
-    over all groups (the policy switches on the share of machines to re-read)."""
+    over all groups (the policy switches on the share of machines to re-read; the runs
+    compared with the from-scratch scan below use the switch as it is)."""
     monkeypatch.setattr(layered.LayeredPolicy, "_GROUPS_AT_ONCE", at_once)
     check = MirrorCheck(monkeypatch)
     sim, policy = _run(name)
