@@ -212,10 +212,35 @@ class ClusterView:
             return float(G.work[gid])
         return float(G.work[gid]) - self.group_progress(gid)
 
+    def machine_groups(self, machine: int) -> tuple[list[list], int]:
+        """The opportunistic groups (running or starting) on ``machine`` in ascending id
+        order, as new lists [gid, task, count, start_time] (start_time NaN while starting),
+        and the instances of its regular groups: the rows of :class:`RunningGroups` for
+        that machine, without building the arrays."""
+        rows = self._state._gpy           # the engine's per-group Python rows
+        opp = []
+        n_regular = 0
+        for g in sorted(self._state.groups_on[machine]):
+            r = rows[g]
+            if r[4]:
+                opp.append([g, r[0], r[3], r[7]])
+            else:
+                n_regular += r[3]
+        return opp, n_regular
+
     def node_queue(self, machine: int) -> list[tuple[int, int, float, bool]]:
         """Entries of a node-local queue as (task, count, enqueue_time, opportunistic)."""
         return [(e.task, len(e.ids), e.enqueue_time, e.opportunistic)
                 for e in self._state.node_queue[machine]]
+
+    def group_machine(self, gid: int) -> int:
+        """The machine of a running or starting group."""
+        return self._state._gpy[gid][1]
+
+    def node_queue_rows(self, machine: int) -> list[list]:
+        """:meth:`node_queue` as new lists [task, count, enqueue_time] (the caller may
+        change them)."""
+        return [[e.task, len(e.ids), e.enqueue_time] for e in self._state.node_queue[machine]]
 
     def evictions_of(self, task: int) -> np.ndarray:
         """Attempts so far of each instance of ``task`` (evictions/kills that requeued it)."""

@@ -245,6 +245,7 @@ class RosePolicy(LayeredPolicy):
                     break
                 room = cap_jm - out.get((j, m), 0)
                 if room <= 0:
+                    usable.remove(m)        # ``out`` only grows: no room for j here this walk
                     continue
                 if m in bad:
                     room_left = True

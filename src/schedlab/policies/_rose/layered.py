@@ -113,6 +113,7 @@ class TickState:
         self.qlen = np.array(view.queue_length, dtype=np.int64)
         self.alive = np.asarray(view.alive, dtype=bool)
         self._ratio_source = (policy, view)          # ratio: read on first use
+        self.view = view
         # queue mirror: machine -> list of [task, count, enqueue_time]
         self.qm: dict[int, list[list[Any]]] = {}
         self.spec_on: dict[int, list[list[Any]]] = {}   # m -> [gid, task, count, start]
@@ -122,10 +123,18 @@ class TickState:
 
     # per-tick caches (class defaults, so a state built field by field has them too)
     _qbt: dict[int, list[int]] | None = None   # task -> machines where it is queued
-    _load: Any = None          # cached R5 loads (record_placement); reset when used changes
+    _load: Any = None          # cached R5 loads (record_placement); rows redone when used changes
+    _load_dirty: Any = None    # machines whose usage changed since the loads were cached
+
+    def used_changed(self, m: int) -> None:
+        """``used[m]`` changed: the cached loads (if any) need that row again."""
+        if self._load is not None:
+            self._load_dirty.append(m)
     _view_min: Any = None      # (decider's view, its admissible minimum CPU level)
     _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
     _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
+    _mirrored = False          # qm and spec_on are the policy's kept mirrors (see _scan)
+    _noted = 0                 # actions whose machines the policy has noted (_note_actions)
 
     _ratio: Any = None
     _ratio_rows: Any = None
@@ -286,10 +295,24 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._fail_rng = np.random.default_rng(np.random.SeedSequence([int(rng.integers(2**32)), 17]))
         self._fail_seen: set[int] = set()
         self._fail_at: dict[int, float] = {}       # gid -> time its speculative task fails
+        self._fail_prob_rows = fail.tolist()
+        # mirrors kept across ticks (see _scan): machine -> its node-queue entries
+        # [task, count, enqueue_time], machine -> its speculative groups [gid, task, count,
+        # start] by id (machines with none left out), and per machine the speculative and
+        # regular instance counts and the speculative requests
+        self._mq: dict[int, list[list[Any]]] = {}
+        self._mspec: dict[int, list[list[Any]]] = {}
+        self._spec_n = np.zeros(M, dtype=np.int64)
+        self._spec_req = np.zeros(np.shape(cluster.capacity))
+        self._reg_n = np.zeros(M, dtype=np.int64)
+        self._mirror_cold = True      # the first tick reads every machine
+        self._acted: set[int] = set()   # machines whose copies this tick's own actions changed
+        self._unread: set[int] = set()  # machines touched at decisions without a tick
         if self.speculates:
             # per-machine limits of rules A/B (capacities are fixed for a run)
             sp = self.params
             self._theta_adm = np.asarray(sp.theta_adm, dtype=float)
+            self._theta_adm_rows = self._theta_adm.tolist()
             capm = np.asarray(cluster.capacity, dtype=float)[:, :_NL]
             fin = np.isfinite(capm) & (capm > 0)
             self._lim_launch = np.where(fin, np.asarray(sp.theta_launch) * np.where(fin, capm, 0.0), np.inf) + _EPS
@@ -330,6 +353,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def decide(self, view):
         trig = view.trigger
         if "tick" not in trig.timers:
+            self._unread |= trig.touched       # (the next tick re-reads these)
             return ()
         self._k += 1
         st = TickState(self, view)
@@ -348,7 +372,26 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                     self._timeout(view, st)
             if self.every(self.params.h_AM):
                 self.dispatch(view, st)
+            self._note_actions(st)
         return st.actions
+
+    def _note_actions(self, st: TickState) -> None:
+        """Add the machines the tick's actions (since the last call) name to ``_acted``:
+        every change the tick makes to its copies of a machine's queue or groups comes with
+        an action on that machine."""
+        acts = st.actions
+        if st._noted < len(acts):
+            acted = self._acted
+            group_machine = st.view.group_machine
+            for a in acts[st._noted:]:
+                m = getattr(a, "machine", None)
+                if m is None:
+                    g = getattr(a, "group", None)      # Preempt, Promote
+                    if g is None:
+                        continue
+                    m = group_machine(g)
+                acted.add(m)
+            st._noted = len(acts)
 
     # hooks ---------------------------------------------------------------
     def observe(self, view, st: TickState) -> None:
@@ -415,37 +458,141 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         return [a * b * count for a, b in zip(st.ratio_rows[self._job_list[t]], self._request_rows[t])]
 
     def _scan(self, view, st: TickState) -> None:
-        """Build the tick's mirror of node queues and running speculative groups."""
-        qm = st.qm                  # (the task index is built later, from qm, on first use)
-        for m in np.flatnonzero(st.qlen > 0).tolist():
-            qm[m] = [[t, c, tq] for t, c, tq, _ in view.node_queue(m)]
-        rg = st.running_groups(view)
+        """The tick's mirror of node queues and running speculative groups.
+
+        The policy keeps the per-machine mirrors across ticks and re-reads only the machines
+        whose queue or groups may have changed since: those the engine reports in
+        ``view.trigger.touched`` and those the last tick's own actions named (an action the
+        engine rejected changes nothing there, but the tick's copies did change).
+        """
+        acted = self._acted
+        M = len(st.cap)
+        if self._mirror_cold:
+            stale = range(M)
+            self._mirror_cold = False
+        else:
+            stale = sorted(self._unread | view.trigger.touched | acted)
+        if stale:
+            self._reread_queues(view, stale)
+            # few machines: their groups one by one; many: every group in one numpy pass
+            if len(stale) * self._GROUPS_AT_ONCE < M:
+                self._reread(view, stale, acted)
+            else:
+                self._read_all_groups(view, M)
+        self._acted = set()
+        self._unread = set()
+        mq = self._mq
+        st.qm = {m: mq[m] for m in sorted(mq)}     # machine order, as the queue lengths give it
+        # machines in the order of their lowest speculative group id (the order in which a
+        # scan of all groups by id first meets them)
+        ms = self._mspec
+        st.spec_on = {m: ms[m] for m in sorted(ms, key=lambda m: ms[m][0][0])}
+        st.spec_n = self._spec_n
+        st.spec_req = self._spec_req
+        st.reg_n = self._reg_n
+        st._mirrored = True
+
+    # re-read the groups machine by machine when fewer than 1 / _GROUPS_AT_ONCE of the
+    # machines changed (a numpy pass over all groups costs about as much as a Python pass
+    # over the groups of a third of the machines)
+    _GROUPS_AT_ONCE = 3
+
+    def _reread_queues(self, view, machines) -> None:
+        """Read the node queues of ``machines`` into the mirror."""
+        mq = self._mq
+        for m in machines:
+            q = view.node_queue_rows(m)
+            if q:
+                mq[m] = q
+            elif m in mq:
+                del mq[m]
+
+    def _reread(self, view, machines, acted: set[int]) -> None:
+        """Read the groups of ``machines`` into the mirrors. A machine's ``spec_req`` row is
+        its speculative groups' requests x counts summed from 0.0 in id order (what a
+        bincount over all groups by id adds into that row); it and ``spec_n`` are kept when
+        the machine's speculative groups are the ones read last time and no action of the
+        last tick changed its copies (``acted``)."""
+        ms = self._mspec
+        spec_n, spec_req, reg_n = self._spec_n, self._spec_req, self._reg_n
+        req_rows = self._request_rows
+        zero = [0.0] * spec_req.shape[1]
+        wide5 = len(zero) == 5
+        fail = self._fail_prob_rows if self._faulty else None
+        seen = self._fail_seen
+        new: list[tuple[int, int, int, float]] = []
+        for m in machines:
+            spec, reg_n[m] = view.machine_groups(m)
+            if spec:
+                old = ms.get(m)
+                ms[m] = spec
+                if spec == old and m not in acted:
+                    continue
+                n_spec = 0
+                if wide5:            # the engine's five resources, summed in scalars
+                    a0 = a1 = a2 = a3 = a4 = 0.0
+                    for g, t, c, _ in spec:
+                        n_spec += c
+                        r0, r1, r2, r3, r4 = req_rows[t]
+                        a0 += r0 * c
+                        a1 += r1 * c
+                        a2 += r2 * c
+                        a3 += r3 * c
+                        a4 += r4 * c
+                    spec_req[m] = (a0, a1, a2, a3, a4)
+                else:
+                    req = zero
+                    for g, t, c, _ in spec:
+                        n_spec += c
+                        req = [a + r * c for a, r in zip(req, req_rows[t])]
+                    spec_req[m] = req
+                spec_n[m] = n_spec
+                if fail is not None and fail[m] > 0:
+                    new += [(g, m, t, s0) for g, t, _, s0 in spec if g not in seen]
+            else:
+                if m in ms:
+                    del ms[m]
+                spec_n[m] = 0
+                spec_req[m] = 0.0
+        if new:
+            new.sort()                      # draws in group id order, across machines
+            for g, m, t, s0 in new:
+                self._draw_fault(m, g, t, s0, view)
+
+    def _read_all_groups(self, view, M: int) -> None:
+        """Read every machine's groups into the mirrors from one :class:`RunningGroups`
+        (the counts and request sums as bincounts over the groups in id order)."""
+        rg = view.running_groups()
+        ms: dict[int, list[list[Any]]] = {}
+        spec_n = np.zeros(M, dtype=np.int64)
+        spec_req = np.zeros_like(self._spec_req)
+        reg_n = np.zeros(M, dtype=np.int64)
         if len(rg):
-            M = len(st.cap)
             opp = np.asarray(rg.opportunistic, dtype=bool)
             reg = ~opp
-            st.reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg], minlength=M).astype(np.int64)
+            reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg], minlength=M).astype(np.int64)
             sel = np.flatnonzero(opp)
             if len(sel):
-                ms, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
-                st.spec_n = np.bincount(ms, weights=cs, minlength=M).astype(np.int64)
-                # np.add.at(spec_req, ms, request * count) as one bincount: bin R m + r adds
+                mm, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
+                spec_n = np.bincount(mm, weights=cs, minlength=M).astype(np.int64)
+                # np.add.at(spec_req, mm, request * count) as one bincount: bin R m + r adds
                 # its groups in the same order, from the same 0.0
-                R = st.spec_req.shape[1]
+                R = spec_req.shape[1]
                 add = self.workload.request[ts] * cs[:, None]
-                st.spec_req = np.bincount((ms[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
-                                          minlength=M * R).reshape(M, R)
-                spec_on = st.spec_on
+                spec_req = np.bincount((mm[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
+                                       minlength=M * R).reshape(M, R)
                 faulty = self._faulty
-                for m, g, t, c, s0 in zip(ms.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
+                for m, g, t, c, s0 in zip(mm.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
                                           rg.start_time[sel].tolist()):
                     if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
                         self._draw_fault(m, g, t, s0, view)
-                    lst = spec_on.get(m)
+                    lst = ms.get(m)
                     if lst is None:
-                        spec_on[m] = [[g, t, c, s0]]
+                        ms[m] = [[g, t, c, s0]]
                     else:
                         lst.append([g, t, c, s0])
+        self._mspec = ms
+        self._spec_n, self._spec_req, self._reg_n = spec_n, spec_req, reg_n
 
     def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
         self._fail_seen.add(g)
@@ -562,8 +709,12 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             load = np.where(st.alive, inst[:, R_CPU], np.inf)
             adm = st.alive & (inst < self._theta_adm[None, :]).all(axis=1)
             lo_adm = float(load[adm].min()) if adm.any() else np.inf
-            cache = st._load = (load.tolist(), float(load.min()), lo_adm, (~adm & st.alive).tolist())
-        load, lo, lo_adm, over = cache
+            cache = st._load = [load.tolist(), float(load.min()), lo_adm, (~adm & st.alive).tolist(),
+                                adm.tolist()]
+            st._load_dirty = []
+        elif st._load_dirty:
+            self._refresh_load_rows(st, cache)
+        load, lo, lo_adm, over, _ = cache
         lm = load[m]
         view = self.placement_view()
         if view is not None:
@@ -582,6 +733,25 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         if view is not None:
             self.placement_view_gap.extend([vgap] * count)
             self.placement_stale_error.extend([lm - vm] * count)
+
+    def _refresh_load_rows(self, st: TickState, cache: list) -> None:
+        """Bring the cached loads of record_placement up to date on the machines whose usage
+        changed since: each row as load_levels computes it (used / capacity where the
+        capacity is finite and positive, else 0), then the two minima again."""
+        load, _, _, over, adm = cache
+        theta = self._theta_adm_rows
+        for m in set(st._load_dirty):
+            used = st.used[m, :_NL].tolist()
+            cap = st.cap[m, :_NL].tolist()
+            inst = [u / c if 0 < c < math.inf else 0.0 for u, c in zip(used, cap)]
+            alive = bool(st.alive[m])
+            load[m] = inst[R_CPU] if alive else math.inf
+            adm[m] = ok = alive and all(x < th for x, th in zip(inst, theta))
+            over[m] = alive and not ok
+        st._load_dirty.clear()
+        cache[1] = min(load)
+        loads = [x for x, ok in zip(load, adm) if ok]
+        cache[2] = min(loads) if loads else math.inf
 
     def enqueue(self, st: TickState, t: int, m: int, c: int, *, reason: str) -> None:
         self.record_placement(st, m, c)

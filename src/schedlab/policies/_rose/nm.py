@@ -54,7 +54,7 @@ class NodeManagerControl:
         w = self.workload
         st.actions.append(Preempt(gid, outcome=outcome, requeue=True, reason=reason))
         st.used[m] -= w.usage[t] * c
-        st._load = None
+        st.used_changed(m)
         st.spec_n[m] -= c
         st.spec_req[m] -= w.request[t] * c
         st.pend[t] += c
@@ -134,7 +134,7 @@ class NodeManagerControl:
     def _started(self, st: TickState, m: int, t: int, wait: float) -> None:
         w = self.workload
         st.used[m] += self.expected_usage(st, t)
-        st._load = None
+        st.used_changed(m)
         st.spec_n[m] += 1
         st.spec_req[m] += w.request[t]
         self.counters["spec_launched"] += 1
@@ -182,6 +182,10 @@ class NodeManagerControl:
         for m in list(st.qm):
             lst = st.qm[m]
             if fixed:
+                # a queue holds its entries in enqueue order (the engine appends them at the
+                # time they come; removals keep the order), so if its head is not late, none is
+                if not lst or now - lst[0][2] <= T_to:
+                    continue
                 late = [e for e in lst if now - e[2] > T_to]
                 if not late:
                     continue

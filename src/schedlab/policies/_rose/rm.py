@@ -237,7 +237,7 @@ class ResourceManagerRound:
                 self._kill_until(st, n, lambda: st.used[n, R_MEM] + est[R_MEM] <= lim,
                                  reason="regular container needs memory")
             st.used[n] += est
-            st._load = None
+            st.used_changed(n)
         st.actions.append(Place(t, n, c, startup_delay=delay, reason="RM grant at NM heartbeat"))
         if free_row is None:
             st.free[n] -= w.request[t] * c
