@@ -7,36 +7,22 @@ import gc
 from schedlab.engine.collector import young_objects_only
 from schedlab.engine.simulation import Simulation
 from schedlab.policies.registry import make_policy
+from schedlab.testing.fakes import Wrapped
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_2
 
 
-class FreezeSpy:
+class FreezeSpy(Wrapped):
     """Delegates to ``inner`` and notes the collector's freeze count at the first decisions."""
 
     def __init__(self, inner) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.oversubscribes = inner.oversubscribes
-        self.tick_only = getattr(inner, "tick_only", False)
+        super().__init__(inner)
         self.frozen: list[int] = []
-
-    def reset(self, cluster, workload, rng) -> None:
-        self.inner.reset(cluster, workload, rng)
-
-    def timers(self):
-        return self.inner.timers()
 
     def decide(self, view):
         if len(self.frozen) < 5:        # get_freeze_count walks the frozen objects
             self.frozen.append(gc.get_freeze_count())
         return self.inner.decide(view)
-
-    def on_memory_pressure(self, view, machine):
-        return self.inner.on_memory_pressure(view, machine)
-
-    def summary_counters(self):
-        return {}
 
 
 def _run(until: float | None = None) -> tuple[Simulation, FreezeSpy]:

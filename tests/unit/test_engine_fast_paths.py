@@ -20,6 +20,7 @@ from schedlab.engine.config import EngineConfig
 from schedlab.engine.simulation import Simulation
 from schedlab.policies import make_policy
 from schedlab.policies.base import Policy
+from schedlab.testing.fakes import Wrapped
 from schedlab.workload.drs_workloads import drs_cluster_1, drs_jobs
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_2
@@ -39,22 +40,13 @@ def _pending_by_scan(view) -> np.ndarray:
     return tasks[np.argsort(view.ready_rank[tasks], kind="stable")]
 
 
-class Spy:
+class Spy(Wrapped):
     """Delegates to ``inner``; checks the shortcuts before every decision."""
 
     def __init__(self, inner) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.oversubscribes = inner.oversubscribes
-        self.tick_only = getattr(inner, "tick_only", False)
+        super().__init__(inner)
         self.checked = 0
         self.nonempty_pending = 0
-
-    def reset(self, cluster, workload, rng) -> None:
-        self.inner.reset(cluster, workload, rng)
-
-    def timers(self):
-        return self.inner.timers()
 
     def decide(self, view):
         free = view.free()
@@ -67,12 +59,6 @@ class Spy:
         self.nonempty_pending += bool(len(pending))
         self.checked += 1
         return self.inner.decide(view)
-
-    def on_memory_pressure(self, view, machine):
-        return self.inner.on_memory_pressure(view, machine)
-
-    def summary_counters(self):
-        return {}
 
 
 def _run(w, cluster, policy: Spy, *, failures=()) -> Simulation:

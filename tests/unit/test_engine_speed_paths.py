@@ -30,6 +30,7 @@ from schedlab.engine.simulation import Simulation
 from schedlab.metrics.records import ATTEMPT_FIELDS
 from schedlab.policies.base import Policy
 from schedlab.policies.registry import make_policy
+from schedlab.testing.fakes import Wrapped
 from schedlab.workload.drs_workloads import drs_cluster_1, drs_jobs
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_2
@@ -45,33 +46,18 @@ class HeapArrivals(Simulation):
         self._arrival_times = [math.inf]           # the merged list stays empty
 
 
-class Log:
+class Log(Wrapped):
     """Delegates to ``inner`` and logs what every decision saw."""
 
     def __init__(self, inner) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.oversubscribes = inner.oversubscribes
-        self.tick_only = getattr(inner, "tick_only", False)
+        super().__init__(inner)
         self.seen: list[tuple] = []
-
-    def reset(self, cluster, workload, rng) -> None:
-        self.inner.reset(cluster, workload, rng)
-
-    def timers(self):
-        return self.inner.timers()
 
     def decide(self, view):
         trig = view.trigger
         self.seen.append((view.now, tuple(trig.arrivals), tuple(trig.completions),
                           tuple(trig.timers), trig.heartbeat, tuple(trig.machines_changed)))
         return self.inner.decide(view)
-
-    def on_memory_pressure(self, view, machine):
-        return self.inner.on_memory_pressure(view, machine)
-
-    def summary_counters(self):
-        return {}
 
 
 def _both(w, cluster, policy: str, params: dict, config: EngineConfig, failures=()):

@@ -17,6 +17,7 @@ from schedlab.cluster.actions import Promote
 from schedlab.cluster.state import RUNNING
 from schedlab.engine.simulation import Simulation
 from schedlab.policies.registry import make_policy
+from schedlab.testing.fakes import Wrapped
 from schedlab.workload.drs_workloads import drs_cluster_1, drs_jobs
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_2
@@ -26,24 +27,15 @@ def _no_nan(x: float) -> float | None:
     return None if x != x else x          # nan != nan would mark every starting group
 
 
-class TouchSpy:
+class TouchSpy(Wrapped):
     """Delegates to ``inner``; checks ``trigger.touched`` against per-machine snapshots."""
 
     def __init__(self, inner) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.oversubscribes = inner.oversubscribes
-        self.tick_only = getattr(inner, "tick_only", False)
+        super().__init__(inner)
         self.before: list[tuple] | None = None
         self.decisions = 0
         self.changed = 0          # machines seen changed, over all decisions
         self.untouched_clean = 0  # machines outside the set (the set is not simply "all")
-
-    def reset(self, cluster, workload, rng) -> None:
-        self.inner.reset(cluster, workload, rng)
-
-    def timers(self):
-        return self.inner.timers()
 
     @staticmethod
     def snapshot(view) -> list[tuple]:
@@ -70,12 +62,6 @@ class TouchSpy:
         self.before = now
         self.decisions += 1
         return self.inner.decide(view)
-
-    def on_memory_pressure(self, view, machine):
-        return self.inner.on_memory_pressure(view, machine)
-
-    def summary_counters(self):
-        return {}
 
 
 def _run(w, cluster, policy: str, params: dict, failures=(), **kw) -> tuple[TouchSpy, Simulation]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from schedlab.cluster.actions import Place
 from schedlab.policies.base import Policy
 
-__all__ = ["Overbook"]
+__all__ = ["Overbook", "Wrapped"]
 
 
 class Overbook(Policy):
@@ -21,3 +21,30 @@ class Overbook(Policy):
     def decide(self, view):
         return [Place(int(t), 0, int(view.pending[t]), opportunistic=True)
                 for t in view.pending_tasks()]
+
+
+class Wrapped:
+    """A policy that delegates everything to ``inner``: subclass it and override
+    ``decide`` to watch (or check) what each decision sees, then call
+    ``super().decide(view)``."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.oversubscribes = inner.oversubscribes
+        self.tick_only = getattr(inner, "tick_only", False)
+
+    def reset(self, cluster, workload, rng) -> None:
+        self.inner.reset(cluster, workload, rng)
+
+    def timers(self):
+        return self.inner.timers()
+
+    def decide(self, view):
+        return self.inner.decide(view)
+
+    def on_memory_pressure(self, view, machine):
+        return self.inner.on_memory_pressure(view, machine)
+
+    def summary_counters(self):
+        return {}
