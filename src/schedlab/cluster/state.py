@@ -17,8 +17,6 @@ ROW_FIELDS = ("task", "machine", "inst_lo", "count", "cls", "sticky", "alloc_tim
               "start_time", "attempt", "queue_time", "work", "state", "resumable", "v_start",
               "v_finish")
 _PRIVATE = tuple("_" + name for name in ROW_FIELDS)
-#: Above this many stale groups, publishing writes field by field (one numpy call each).
-_VECTOR_PUBLISH = 16
 
 
 class GroupTable:
@@ -51,6 +49,9 @@ class GroupTable:
         self.free: list[int] = []
         self.n_alive = 0
         self.version = 0          # bumped when arrays are reallocated
+        #: bumped whenever the published arrays change (a release or a publish): a reader
+        #: that saw no stale rows and the same count saw the same arrays
+        self.edits = 0
         #: each live group's fields (see ROW_FIELDS), the engine's working copy
         self.rows: dict[int, list] = {}
         #: live groups whose row is not yet in the arrays
@@ -77,6 +78,7 @@ class GroupTable:
         return gid
 
     def release(self, gid: int) -> None:
+        self.edits += 1
         self._state[gid] = FREE
         self.stale.discard(gid)
         self.gen[gid] += 1
@@ -86,16 +88,19 @@ class GroupTable:
     def publish(self) -> None:
         """Write the stale groups' rows into the arrays."""
         stale = self.stale
+        if not stale:
+            return
+        self.edits += 1
         rows = self.rows
-        arrays = [getattr(self, name) for name in _PRIVATE]
-        if len(stale) > _VECTOR_PUBLISH:
-            ids = list(stale)
-            for arr, column in zip(arrays, zip(*[rows[g] for g in ids])):
-                arr[ids] = column
-        else:
-            for gid in stale:
-                for arr, value in zip(arrays, rows[gid]):
-                    arr[gid] = value
+        (task, machine, inst_lo, count, cls, sticky, alloc_time, start_time, attempt,
+         queue_time, work, state, resumable, v_start, v_finish) = [
+            getattr(self, name) for name in _PRIVATE]
+        # one unpacking assignment per row, fields in ROW_FIELDS order: cheaper than
+        # converting whole columns, at any number of stale rows
+        for gid in stale:
+            (task[gid], machine[gid], inst_lo[gid], count[gid], cls[gid], sticky[gid],
+             alloc_time[gid], start_time[gid], attempt[gid], queue_time[gid], work[gid],
+             state[gid], resumable[gid], v_start[gid], v_finish[gid]) = rows[gid]
         stale.clear()
 
     def alive_ids(self) -> np.ndarray:

@@ -28,27 +28,44 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 
 class RunningGroups:
-    """Struct-of-arrays snapshot of running (and starting) groups."""
+    """Struct-of-arrays snapshot of running (and starting) groups. Its arrays are
+    read-only: the view shares them between snapshots until the groups change."""
 
     __slots__ = ("gid", "task", "machine", "count", "start_time", "alloc_time", "opportunistic",
                  "sticky", "running", "attempt", "v_progress")
 
     def __init__(self, state: "ClusterState") -> None:
         G = state.groups
-        ids = np.flatnonzero(G.state != FREE)
+        if G.stale:
+            G.publish()
+        # the published arrays themselves (the field properties would check ``stale`` each)
+        ids = np.flatnonzero(G._state != FREE)
         self.gid = ids
-        self.task = G.task[ids]
-        self.machine = G.machine[ids]
-        self.count = G.count[ids]
-        self.start_time = G.start_time[ids]
-        self.alloc_time = G.alloc_time[ids]
-        self.opportunistic = G.cls[ids].astype(bool)
-        self.sticky = G.sticky[ids].astype(bool)
-        self.running = G.state[ids] == RUNNING
-        self.attempt = G.attempt[ids]
+        self.task = G._task[ids]
+        self.machine = G._machine[ids]
+        self.count = G._count[ids]
+        self.start_time = G._start_time[ids]
+        self.alloc_time = G._alloc_time[ids]
+        self.opportunistic = G._cls[ids].astype(bool)
+        self.sticky = G._sticky[ids].astype(bool)
+        self.running = G._state[ids] == RUNNING
+        self.attempt = G._attempt[ids]
+        for name in _ARRAYS:
+            getattr(self, name).setflags(write=False)
+
+    def twin(self) -> "RunningGroups":
+        """A new snapshot object on the same (read-only) arrays."""
+        twin = RunningGroups.__new__(RunningGroups)
+        for name in _ARRAYS:
+            setattr(twin, name, getattr(self, name))
+        return twin
 
     def __len__(self) -> int:
         return len(self.gid)
+
+
+_ARRAYS = ("gid", "task", "machine", "count", "start_time", "alloc_time", "opportunistic",
+           "sticky", "running", "attempt")
 
 
 class ClusterView:
@@ -63,6 +80,8 @@ class ClusterView:
     def __init__(self, state: "ClusterState") -> None:
         self._state = state
         self._trigger: "Trigger | None" = None
+        #: the last running_groups() snapshot and the group table's edit count it saw
+        self._groups_seen: tuple[int, RunningGroups | None] = (-1, None)
         self.cluster = state.spec
         self.workload = state.w
         s = state
@@ -190,7 +209,15 @@ class ClusterView:
         return s.ready_order[ranks]
 
     def running_groups(self) -> RunningGroups:
-        return RunningGroups(self._state)
+        G = self._state.groups
+        edits, snapshot = self._groups_seen
+        # the same arrays while no row is stale and nothing was published or released; a
+        # new object every call all the same, as policies key per-call bookkeeping on it
+        if snapshot is None or G.stale or G.edits != edits:
+            snapshot = RunningGroups(self._state)
+            self._groups_seen = (G.edits, snapshot)
+            return snapshot
+        return snapshot.twin()
 
     def groups_on(self, machine: int) -> list[int]:
         return sorted(self._state.groups_on[machine])

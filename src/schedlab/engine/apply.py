@@ -40,13 +40,15 @@ class ActionApplier:
     def apply(self, actions: Sequence[Any]) -> int:
         """Check and apply actions in order. Returns how many were applied."""
         applied = 0
+        handlers = _HANDLERS
+        ok = Status.OK              # an enum member costs a class lookup per read
         for a in actions:
-            handler = _HANDLERS.get(type(a))
+            handler = handlers.get(type(a))
             if handler is None:
                 self._reject(a, Status.ERROR, f"unknown action type {type(a).__name__}")
                 continue
             status, why = handler(self, a)
-            if status is Status.OK:
+            if status is ok:
                 applied += 1
             else:
                 self._reject(a, status, why)
@@ -156,9 +158,7 @@ class ActionApplier:
         if have == n:
             st.pending_by_rank[st.ready_rank[t]] = False
         if t in st.requeued:
-            ids: list[int] = []
-            for lo, k in st.take_pending(t, n):
-                ids.extend(range(lo, lo + k))
+            ids = st.take_pending_ids(t, n)
         else:
             fresh = st.fresh_next                  # fresh instances only (as take_pending)
             lo = fresh.item(t)
@@ -169,16 +169,11 @@ class ActionApplier:
 
     def _dequeue(self, a: Dequeue) -> tuple[Status, str]:
         st = self.state
-        bad = (st.valid_machine(a.machine) if 0 <= a.machine < st._n_machines
-               else "unknown machine")
-        if bad.startswith("unknown"):
-            return Status.INFEASIBLE, bad
-        taken = st.take_from_node_queue(a.task, a.machine, a.count)
-        if taken is None:
+        if not 0 <= a.machine < st._n_machines:     # a dead machine's queue is just empty
+            return Status.INFEASIBLE, "unknown machine"
+        ids = st.take_queued_ids(a.task, a.machine, a.count)
+        if ids is None:
             return Status.UNSCHEDULABLE, f"fewer than {a.count} instances of task {a.task} queued"
-        ids: list[int] = []
-        for lo, k, _ in taken:
-            ids.extend(range(lo, lo + k))
         st.return_to_pending(a.task, ids)
         return _OK
 
@@ -240,11 +235,12 @@ class ActionApplier:
         # the group's record will say "regular" from its allocation: take back the part of
         # the allocated-area integral that was opportunistic (see engine.areas)
         st._area_alloc_adj[m] -= need * (st.now - row[6])
-        st.charge(m, 1, t, -n, usage=False)
-        st.charge(m, 0, t, n, usage=False)
-        if row[11] == RUNNING:
-            st.charge(m, 1, t, -n, alloc=False)
-            st.charge(m, 0, t, n, alloc=False)
+        # allocation and (running) usage move from one class to the other; each ledger row
+        # sees the same operations in the same order as in four separate charges
+        running = row[11] == RUNNING
+        st.charge(m, 1, t, -n, usage=running)
+        st.charge(m, 0, t, n, usage=running)
+        if running:
             st._regroup_clock(gid, m)
         row[4] = 0
         st._stale.add(gid)

@@ -287,7 +287,15 @@ class Simulation:
         changes load again, so repeat until nothing is left to re-time."""
         st = self.state
         cu, limit = st._cu, st.mem_limit
-        while st.dirty:
+        dirty = st.dirty
+        while dirty:
+            if len(dirty) == 1:           # st.refresh_dirty(), inline for one machine
+                m = dirty.pop()
+                st.refresh(m)
+                cu0, cu1 = cu[m]
+                if cu0[R_MEM] + cu1[R_MEM] > limit[m]:
+                    self._relieve_memory(m)
+                continue
             for m in st.refresh_dirty():
                 cu0, cu1 = cu[m]
                 if cu0[R_MEM] + cu1[R_MEM] > limit[m]:          # st.over_memory(m)

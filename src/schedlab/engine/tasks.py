@@ -113,10 +113,12 @@ class TaskQueues:
         lst = self.requeued.setdefault(t, [])
         lst.extend(local_ids)
         lst.sort()
-        self.pending[t] += len(local_ids)
-        self.pending_total += len(local_ids)
-        if local_ids:
-            rank = int(self.ready_rank[t])
+        n = len(local_ids)
+        pending = self.pending
+        pending[t] = pending.item(t) + n
+        self.pending_total += n
+        if n:
+            rank = self.ready_rank.item(t)
             self.pending_by_rank[rank] = True
             if rank < self.pending_from:
                 self.pending_from = rank
@@ -139,12 +141,31 @@ class TaskQueues:
             runs.append((lo, count))
         return runs
 
+    def take_pending_ids(self, t: int, count: int) -> list[int]:
+        """:meth:`take_pending` as the instance ids, in the same order."""
+        lst = self.requeued.get(t)
+        if lst:
+            k = min(count, len(lst))
+            ids = lst[:k]
+            del lst[:k]
+            if not lst:
+                del self.requeued[t]
+            count -= k
+        else:
+            ids = []
+        if count:
+            lo = int(self.fresh_next[t])
+            self.fresh_next[t] = lo + count
+            ids.extend(range(lo, lo + count))
+        return ids
+
     def add_to_node_queue(self, m: int, entry: QueueEntry) -> None:
         self.node_queue[m][entry] = None
         self.node_queue_of_task[m].setdefault(entry.task, []).append(entry)
         self.changes.touched.add(m)
         n = len(entry.ids)
-        self.queue_length[m] += n
+        length = self.queue_length
+        length[m] = length.item(m) + n
         self.queued_total += n
 
     def take_from_node_queue(self, t: int, m: int, n: int) -> list[tuple[int, int, float]] | None:
@@ -162,7 +183,8 @@ class TaskQueues:
             # the common case: one entry, taken whole, one contiguous run
             del q[first]
             del self.node_queue_of_task[m][t]
-            self.queue_length[m] -= n
+            length = self.queue_length
+            length[m] = length.item(m) - n
             self.queued_total -= n
             return [(ids[0], n, first.enqueue_time)]
         if sum(len(e.ids) for e in entries) < n:
@@ -185,6 +207,28 @@ class TaskQueues:
         self.queue_length[m] -= n
         self.queued_total -= n
         return out
+
+    def take_queued_ids(self, t: int, m: int, n: int) -> list[int] | None:
+        """:meth:`take_from_node_queue` as the instance ids (in no particular order), or
+        None if fewer are queued."""
+        entries = self.node_queue_of_task[m].get(t)
+        if entries is not None and len(entries) == 1 and len(entries[0].ids) == n:
+            # the common case: one entry, taken whole (its order does not matter)
+            first = entries[0]
+            self.changes.touched.add(m)
+            del self.node_queue[m][first]
+            del self.node_queue_of_task[m][t]
+            length = self.queue_length
+            length[m] = length.item(m) - n
+            self.queued_total -= n
+            return first.ids
+        taken = self.take_from_node_queue(t, m, n)
+        if taken is None:
+            return None
+        ids: list[int] = []
+        for lo, k, _ in taken:
+            ids.extend(range(lo, lo + k))
+        return ids
 
 
 def runs_of(ids: list[int]) -> list[tuple[int, int]]:
