@@ -7,10 +7,14 @@
 * Dequeuing a whole node-queue entry, and enqueuing requeued instances, hand back the
   same instances as the general run-based paths, on random queues.
 * A promotion charges the ledgers in two passes; they end equal to four separate charges.
+* ``refresh`` schedules both clocks of a machine inline: after every refresh of real runs,
+  each clock's next completion is the one the plain formula gives.
+* Ledger rows are published as packed bytes: the array equals numpy's conversion.
 """
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -18,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.cluster.state import RUNNING
+from schedlab.engine.ledger import Ledger
 from schedlab.engine.simulation import Simulation
 from schedlab.engine.tasks import QueueEntry
 from schedlab.policies.registry import make_policy
@@ -203,3 +208,60 @@ def test_promotion_charges_equal_four_separate_charges(running, track_owners):
         assert getattr(merged, name) == getattr(separate, name), name
     assert np.array_equal(merged.free_base.array(), separate.free_base.array())
     assert np.array_equal(merged.job_alloc, separate.job_alloc)
+
+
+# --------------------------------------------------------------- clocks
+def _plain_due(state, j: int) -> float:
+    """Clock ``j``'s next completion from its live groups, as ``_schedule_due`` computes it."""
+    gen = state.groups.gen
+    live = [e for e in state.heaps[j] if gen[e[1]] == e[2]]
+    rate = state._rate[j]
+    if not live or rate <= 0:
+        return math.inf
+    v = state._vc[j] + (state.now - state._vt[j]) * rate
+    return state.now + max(min(live)[0] - v, 0.0) / rate
+
+
+def _checked_refreshes(sim: Simulation) -> list[float]:
+    """Check every refresh of ``sim``; returns the slowest clock factor of each."""
+    state = sim.state
+    plain_refresh = state.refresh
+    seen = []
+
+    def refresh(m: int) -> None:
+        plain_refresh(m)
+        for j in (2 * m, 2 * m + 1):
+            assert state._next_due[j] == _plain_due(state, j), (m, j)
+        seen.append(min(state._factor[2 * m], state._factor[2 * m + 1]))
+    state.refresh = refresh
+    return seen
+
+
+@pytest.mark.parametrize("policy, params", [("rose", {"upgrade": True}), ("fifo", {})])
+def test_refreshed_clocks_are_due_by_the_plain_formula(policy, params):
+    df, cl = w_rose_2(3, n_machines=6, n_requests=120)
+    df = df.assign(cpu_used=df["cpu"] * 1.6, mem_used=df["mem"] * 1.3)   # contention
+    sim = Simulation(Workload.from_frame(df), cl, make_policy(policy, params), seed=3)
+    seen = _checked_refreshes(sim)
+    sim.run_until_drained()
+    assert len(seen) > 100
+    assert min(seen) < 1.0                          # some clocks ran slower
+
+
+# --------------------------------------------------------------- ledgers
+_FLOATS = st.sampled_from([0.0, -0.0, 1.5, -2.25, 1e300, -1e-300, math.inf, -math.inf,
+                           math.nan, 0.1, 3.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(1, 8), width=st.integers(1, 6),
+       keep=st.booleans())
+def test_published_ledger_rows_equal_numpys_conversion(data, n, width, keep):
+    ledger = Ledger(n, width, keep_rows=keep)
+    plain = np.zeros((n, width))
+    for _ in range(data.draw(st.integers(1, 4))):
+        for i in data.draw(st.lists(st.integers(0, n - 1), max_size=n)):
+            row = ledger.row(i)
+            row[:] = data.draw(st.lists(_FLOATS, min_size=width, max_size=width))
+            plain[i] = row
+        assert ledger.array().tobytes() == plain.tobytes()

@@ -130,25 +130,26 @@ class VirtualClocks:
                     vt[j] = now
                     rate[j] = spd * f
                     fac[j] = f
-        heap = self.heaps[i]
-        if self._own_schedule:
-            self._schedule_due(i)           # usage steps schedule their boundaries too
-        elif not heap or self.groups.gen[heap[0][1]] != heap[0][2]:
-            self._schedule_due(i)
-        elif self._rate[i] <= 0:
-            self._set_due(i, math.inf)
-        else:
-            # _schedule_due(i), inline: a live head (it runs for every machine refreshed)
-            rate = self._rate[i]
-            now = self.now
-            left = heap[0][0] - (self._vc[i] + (now - self._vt[i]) * rate)
-            if left < 0.0:                  # max(left, 0.0), without the call
-                left = 0.0
-            due = now + left / rate
-            if due != self._next_due[i]:
-                self._set_due(i, due)
-        if self.heaps[i + 1] or self._next_due[i + 1] != math.inf:
-            self._schedule_due(i + 1)
+        heaps, next_due, gen = self.heaps, self._next_due, self.groups.gen
+        for j in (i, i + 1):
+            heap = heaps[j]
+            if j != i and not heap and next_due[j] == math.inf:
+                continue                    # an idle opportunistic clock
+            if self._own_schedule or not heap or gen[heap[0][1]] != heap[0][2]:
+                self._schedule_due(j)       # (usage steps schedule their boundaries too)
+                continue
+            # _schedule_due(j), inline: a live head (it runs for every machine refreshed)
+            rate = self._rate[j]
+            if rate <= 0:
+                due = math.inf
+            else:
+                now = self.now
+                left = heap[0][0] - (self._vc[j] + (now - self._vt[j]) * rate)
+                if left < 0.0:              # max(left, 0.0), without the call
+                    left = 0.0
+                due = now + left / rate
+            if due != next_due[j]:
+                self._set_due(j, due)
 
     def _factors(self, cap: Sequence[float], u0: Sequence[float],
                  u1: Sequence[float]) -> tuple[float, float]:

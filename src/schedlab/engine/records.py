@@ -7,6 +7,7 @@ loop adds the cluster-wide level series and the per-machine samples.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,7 @@ FIN_NONE, FIN_COMPLETED, FIN_DROPPED, FIN_FAILED = range(4)
 _NR = len(RESOURCES)
 #: Width of a level row: time, then allocated, used and capacity totals per resource.
 LEVEL_WIDTH = 1 + 3 * _NR
+_LEVEL_ROW = struct.Struct(f"={LEVEL_WIDTH}d")      # one level row, native float64
 
 
 def _counters() -> dict[str, int]:
@@ -121,9 +123,11 @@ class RunRecords:
             cap_list = tot_cap.tolist()
         self._last_level = (tot_alloc.copy(), tot_used.copy(), tot_cap, cap_list)
         i = self.n_levels
-        if i and self.level_buf[i - 1, 0] == now:
+        buf = self.level_buf
+        if i and buf[i - 1, 0] == now:
             i -= 1
-        elif i == len(self.level_buf):
-            self.level_buf = np.concatenate([self.level_buf, np.zeros_like(self.level_buf)])
-        self.level_buf[i] = [now, *tot_alloc, *tot_used, *cap_list]     # one conversion
+        elif i == len(buf):
+            buf = self.level_buf = np.concatenate([buf, np.zeros_like(buf)])
+        # the row's float64 bytes written in one call, cheaper than numpy's list conversion
+        _LEVEL_ROW.pack_into(buf, i * _LEVEL_ROW.size, now, *tot_alloc, *tot_used, *cap_list)
         self.n_levels = i + 1
