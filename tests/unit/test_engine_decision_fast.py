@@ -10,10 +10,13 @@
 * ``refresh`` schedules both clocks of a machine inline: after every refresh of real runs,
   each clock's next completion is the one the plain formula gives.
 * Ledger rows are published as packed bytes: the array equals numpy's conversion.
+* A run raises the collector's young threshold and restores it (the records do not change:
+  see ``test_collector``); a caller managing the collector keeps its own.
 """
 from __future__ import annotations
 
 import copy
+import gc
 import math
 
 import numpy as np
@@ -22,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.cluster.state import RUNNING
+from schedlab.engine.collector import _YOUNG_THRESHOLD, young_objects_only
 from schedlab.engine.ledger import Ledger
 from schedlab.engine.simulation import Simulation
 from schedlab.engine.tasks import QueueEntry
@@ -265,3 +269,39 @@ def test_published_ledger_rows_equal_numpys_conversion(data, n, width, keep):
             row[:] = data.draw(st.lists(_FLOATS, min_size=width, max_size=width))
             plain[i] = row
         assert ledger.array().tobytes() == plain.tobytes()
+
+
+# --------------------------------------------------------------- collector
+class ThresholdSpy(Wrapped):
+    """Notes the collector's thresholds at each decision."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner)
+        self.seen: set[tuple[int, int, int]] = set()
+
+    def decide(self, view):
+        self.seen.add(gc.get_threshold())
+        return super().decide(view)
+
+
+def _threshold_run() -> ThresholdSpy:
+    df, cl = w_rose_2(2, n_machines=4, n_requests=40)
+    spy = ThresholdSpy(make_policy("yarn-opportunistic", {}))
+    Simulation(Workload.from_frame(df), cl, spy, seed=4).run_until_drained()
+    return spy
+
+
+def test_a_run_collects_young_objects_less_often_and_restores_the_thresholds():
+    before = gc.get_threshold()
+    spy = _threshold_run()
+    assert spy.seen == {(_YOUNG_THRESHOLD, *before[1:])}
+    assert gc.get_threshold() == before
+    with pytest.raises(KeyError):
+        with young_objects_only():
+            raise KeyError("boom")
+    assert gc.get_threshold() == before
+    gc.freeze()                          # a caller managing the collector keeps its own
+    try:
+        assert _threshold_run().seen == {before}
+    finally:
+        gc.unfreeze()
