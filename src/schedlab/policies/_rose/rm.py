@@ -56,20 +56,21 @@ class ResourceManagerRound:
         order = order[has[order]]
         if not len(order):
             return
-        req_o = w.request[order]
-        dem_o = demand[order].astype(np.int64)
-        # a node with less than this of some resource fits nothing
-        below = (req_o.min(axis=0) - _EPS).tolist()
+        req_o = np.take(w.request, order, axis=0)
+        # a node with less than this of some resource fits nothing (the minima taken along
+        # contiguous rows: numpy reduces a short inner axis slowly)
+        below = (req_o.T.copy().min(axis=1) - _EPS).tolist()
+        free = st.free
+        # the beating nodes' free rows in Python floats (the same subtractions as on the
+        # array), written back when a node is done; the nodes that fit nothing are left out
+        rows = [(n, f) for n, f in zip(beats.tolist(), free[beats].tolist()) if not any(map(_lt, f, below))]
+        if not rows:
+            return
+        dem_o = demand[order].astype(np.int64, copy=False)
         req_rows = self._request_rows
         order_l = order.tolist()
         pos_of = None
-        free = st.free
-        for n in beats.tolist():
-            # the node's free row in Python floats (the same subtractions as on the array),
-            # written back when the node is done
-            f = free[n].tolist()
-            if any(map(_lt, f, below)):
-                continue
+        for n, f in rows:
             # running speculative work on n is demand here (rule 1: promote in place)
             extra = None
             if self.upgrades and st.spec_on.get(n):
@@ -129,13 +130,15 @@ class ResourceManagerRound:
     _ready_n = -1
     _ready_fifo: np.ndarray
 
-    _SCAN_AHEAD = 6     # candidates tested one by one before the vectorised test
+    # candidates tested one by one before the vectorised test: a Python test costs about
+    # a 1/80 of a numpy pass, and the first fit is rarely more than a few dozen places on
+    _SCAN_AHEAD = 40
 
     def _first_fit(self, order: list[int], req_o: np.ndarray, live: np.ndarray, f: np.ndarray,
                    start: int) -> int:
         """First position ``i >= start`` whose task is live and whose request fits ``f``
-        (every resource: request <= free + EPS), or -1. The first few positions are tested
-        in Python floats (the same comparisons), the rest with one numpy pass."""
+        (every resource: request <= free + EPS), or -1. The first ``_SCAN_AHEAD`` positions
+        are tested in Python floats (the same comparisons), the rest with one numpy pass."""
         n = len(order)
         stop = min(n, start + self._SCAN_AHEAD)
         fe = [x + _EPS for x in (f.tolist() if isinstance(f, np.ndarray) else f)]
