@@ -71,17 +71,19 @@ class ResourceManagerRound:
         order_l = order.tolist()
         pos_of = None
         for n, f in rows:
-            # running speculative work on n is demand here (rule 1: promote in place)
-            extra = None
+            live = dem_o > 0
+            # running speculative work on n is demand here (rule 1: promote in place), by
+            # FIFO position
+            extra: dict[int, int] = {}
             if self.upgrades and st.spec_on.get(n):
                 if pos_of is None:
-                    pos_of = dict(zip(order_l, range(len(order_l))))
-                extra = np.zeros(len(order), dtype=np.int64)
+                    pos_of = np.empty(len(demand), dtype=np.int64)
+                    pos_of[order] = np.arange(len(order))
                 for g in st.spec_on[n]:
-                    extra[pos_of[g[1]]] += g[2]
-                live = (dem_o + extra) > 0
-            else:
-                live = dem_o > 0
+                    p = pos_of.item(g[1])
+                    extra[p] = extra.get(p, 0) + g[2]
+                for p, x in extra.items():
+                    live[p] = dem_o.item(p) + x > 0
             # first fit in FIFO order; free space only shrinks and ``live`` only turns off on
             # this node, so a task that did not fit earlier never fits later: scan on from i
             i = 0
@@ -91,8 +93,8 @@ class ResourceManagerRound:
                     break
                 t = order_l[i]
                 req = req_rows[t]
-                xi = 0 if extra is None else int(extra[i])
-                want = int(dem_o[i]) + xi
+                xi = extra.get(i, 0)
+                want = dem_o.item(i) + xi
                 # floor(min over requested resources of (free + EPS) / request), in floats
                 q = None
                 for fr, rr in zip(f, req):
@@ -103,7 +105,7 @@ class ResourceManagerRound:
                 k = want if q is None else min(math.floor(q), want)
                 got, promoted = self._grant(view, st, n, t, k, free_row=f) if k > 0 else (0, 0)
                 if got:
-                    if extra is not None:
+                    if promoted:
                         extra[i] -= promoted
                         xi -= promoted
                     dem_o[i] -= got - promoted
@@ -165,10 +167,11 @@ class ResourceManagerRound:
         acts = st.actions
         if self.upgrades:
             # 1. promote a speculative task of t running on n (no restart)
-            for g in list(st.spec_on.get(n, [])):
+            spec = st.spec_on.get(n)
+            for g in [g for g in spec if g[1] == t] if spec else ():
                 if got >= k:
                     break
-                if g[1] != t or g[2] > k - got:
+                if g[2] > k - got:
                     continue
                 acts.append(Promote(g[0], reason="rose upgrade: grant on the same node"))
                 st.spec_on[n].remove(g)
