@@ -71,12 +71,19 @@ class NodeManagerControl:
         p = self.params
         cap = st.cap
         kill = np.asarray(p.theta_kill)
-        launch = np.asarray(p.theta_launch)
         u = load_levels(st.used, cap)
         over = u > kill[None, :]
-        self._over_time = np.where(over, self._over_time + p.tick, 0.0)
+        if over.any():
+            self._over_time = np.where(over, self._over_time + p.tick, 0.0)
+            self._over_kept = True
+        elif self._over_kept:
+            self._over_time = np.zeros_like(self._over_time)    # np.where's result when none is over
+            self._over_kept = False
+        elif p.T_throttle - _EPS > 0:
+            return                 # nothing over its kill threshold, no time over it: no kill
         if not st.spec_on:
             return
+        launch = np.asarray(p.theta_launch)
         comp_idx = [r for r in range(N_LOAD) if r != R_MEM]
         act = (u[:, R_MEM] > kill[R_MEM]) | (self._over_time[:, comp_idx] >= p.T_throttle - _EPS).any(axis=1)
         if not act.any():
@@ -91,6 +98,8 @@ class NodeManagerControl:
             comp = [r for r in range(N_LOAD) if r != R_MEM]
             if (self._over_time[m, comp] >= p.T_throttle - _EPS).any() and p.T_throttle >= 0:
                 self._kill_one(st, m, reason="throttle: compressible resource above theta_kill")
+
+    _over_kept = False      # _over_time may hold a nonzero entry (it was built by np.where)
 
     def on_memory_pressure(self, view, machine):
         if not self.speculates:
