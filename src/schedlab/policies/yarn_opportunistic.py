@@ -89,10 +89,19 @@ class YarnOpportunisticPolicy(LayeredPolicy):
     def observe(self, view, st: TickState) -> None:
         # containers in flight from the RM to the AM are not pending for the regular round
         st.pend -= np.minimum(self._inflight_n, st.pend)
-        due = [x for x in self._inflight if x[0] <= st.now + 1e-9]
-        if not due:
+        # in delivery order (each AM heartbeat appends its containers for one later time),
+        # so the due ones come first
+        inflight = self._inflight
+        cut = st.now + 1e-9
+        n_due = 0
+        for x in inflight:
+            if x[0] > cut:
+                break
+            n_due += 1
+        if not n_due:
             return
-        self._inflight = [x for x in self._inflight if x[0] > st.now + 1e-9]
+        due = inflight[:n_due]
+        del inflight[:n_due]
         p = self.params
         pending = view.pending
         inflight_n = self._inflight_n
