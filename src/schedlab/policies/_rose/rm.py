@@ -70,16 +70,19 @@ class ResourceManagerRound:
         req_rows = self._request_rows
         order_l = order.tolist()
         pos_of = None
+        upgrades, spec_on = self.upgrades, st.spec_on
+        first_fit, grant = self._first_fit, self._grant
+        granted = 0
         for n, f in rows:
             live = dem_o > 0
             # running speculative work on n is demand here (rule 1: promote in place), by
             # FIFO position
             extra: dict[int, int] = {}
-            if self.upgrades and st.spec_on.get(n):
+            if upgrades and spec_on.get(n):
                 if pos_of is None:
                     pos_of = np.empty(len(demand), dtype=np.int64)
                     pos_of[order] = np.arange(len(order))
-                for g in st.spec_on[n]:
+                for g in spec_on[n]:
                     p = pos_of.item(g[1])
                     extra[p] = extra.get(p, 0) + g[2]
                 for p, x in extra.items():
@@ -88,13 +91,14 @@ class ResourceManagerRound:
             # this node, so a task that did not fit earlier never fits later: scan on from i
             i = 0
             while True:
-                i = self._first_fit(order_l, req_o, live, f, i)
+                i = first_fit(order_l, req_o, live, f, i)
                 if i < 0:
                     break
                 t = order_l[i]
                 req = req_rows[t]
                 xi = extra.get(i, 0)
-                want = dem_o.item(i) + xi
+                left = dem_o.item(i)
+                want = left + xi
                 # floor(min over requested resources of (free + EPS) / request), in floats
                 q = None
                 for fr, rr in zip(f, req):
@@ -103,19 +107,21 @@ class ResourceManagerRound:
                         if q is None or v < q:
                             q = v
                 k = want if q is None else min(math.floor(q), want)
-                got, promoted = self._grant(view, st, n, t, k, free_row=f) if k > 0 else (0, 0)
+                got, promoted = grant(view, st, n, t, k, free_row=f) if k > 0 else (0, 0)
                 if got:
                     if promoted:
                         extra[i] -= promoted
                         xi -= promoted
-                    dem_o[i] -= got - promoted
+                    dem_o[i] = left = dem_o.item(i) - (got - promoted)
                     f[:] = [a - r * got for a, r in zip(f, req)]
-                    self.counters["regular_grants"] += got
-                if not got or dem_o[i] + xi <= 0:
+                    granted += got
+                if not got or left + xi <= 0:
                     live[i] = False
                 if any(map(_lt, f, below)):
                     break
             free[n] = f
+        if granted:
+            self.counters["regular_grants"] += granted
 
     def _fifo_ready(self, view) -> np.ndarray:
         """Every ready task, ordered by (submission, ready time, id); sorted again only when
@@ -191,9 +197,10 @@ class ResourceManagerRound:
                     self._upgraded[j] += c
                     self.counters["upgrades_dequeued"] += c
         # 3. the next pending task
-        if got < k and st.pend[t] > 0:
-            c = min(k - got, int(st.pend[t]))
-            st.pend[t] -= c
+        pend = st.pend
+        if got < k and pend[t] > 0:
+            c = min(k - got, pend.item(t))
+            pend[t] -= c
             self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now), free_row=free_row)
             got += c
         # 4. a speculative task of t queued anywhere
@@ -238,8 +245,8 @@ class ResourceManagerRound:
         if self.speculates:
             # kill speculative work first if the new container would cross theta_kill[mem]
             est = self.expected_usage(st, t, c)
-            lim = self.params.theta_kill[R_MEM] * st.cap[n, R_MEM]
-            if st.used[n, R_MEM] + est[R_MEM] > lim:
+            lim = self.params.theta_kill[R_MEM] * st.cap.item(n, R_MEM)
+            if st.used.item(n, R_MEM) + est[R_MEM] > lim:
                 self._kill_until(st, n, lambda: st.used[n, R_MEM] + est[R_MEM] <= lim,
                                  reason="regular container needs memory")
             st.used[n] += est
