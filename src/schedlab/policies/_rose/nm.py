@@ -30,8 +30,18 @@ def load_levels(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """used / capacity of the load metrics, 0 where the capacity is not finite and positive
     (divides only there: the same quotients, no warnings to silence)."""
     cap = cap[:, :N_LOAD]
-    return np.divide(used[:, :N_LOAD], cap, out=np.zeros(cap.shape),
-                     where=np.isfinite(cap) & (cap > 0))
+    # capacities seldom change: their test is redone only for capacities not seen last
+    key = (cap.shape, cap.dtype.str, cap.tobytes())
+    if key != _caps_seen[0]:
+        ok = np.isfinite(cap) & (cap > 0)
+        _caps_seen[:] = [key, None if ok.all() else ok]
+    ok = _caps_seen[1]
+    if ok is None:                      # every capacity finite and positive
+        return used[:, :N_LOAD] / cap
+    return np.divide(used[:, :N_LOAD], cap, out=np.zeros(cap.shape), where=ok)
+
+
+_caps_seen: list = [None, None]     # the last capacities' key and where to divide (None: everywhere)
 
 
 class NodeManagerControl:
@@ -126,7 +136,7 @@ class NodeManagerControl:
     # ------------------------------------------------------------------ launch
     def can_launch(self, st: TickState, m: int, t: int) -> bool:
         """Launch rule B2: launch thresholds after the expected usage, N_spec_max, rho_max."""
-        if st.spec_n[m] >= self.params.N_spec_max:
+        if st.spec_n.item(m) >= self.params.N_spec_max:
             return False
         # the numpy test, element by element in Python floats (the same IEEE operations)
         r0, r1, r2, r3 = self._req_rows[t]
@@ -155,16 +165,18 @@ class NodeManagerControl:
     def launch(self, view, st: TickState) -> None:
         """Strict FIFO launch from every NM queue (threshold controller, rule B)."""
         delay = self.params.spec_launch_delay
+        can_launch, started = self.can_launch, self._started
+        acts, now, qlen = st.actions, st.now, st.qlen
         for m in sorted(st.qm):
             lst = st.qm[m]
             while lst:
                 t, c, tq = lst[0]
-                if not self.can_launch(st, m, t):
+                if not can_launch(st, m, t):
                     break
-                st.actions.append(Place(t, m, 1, opportunistic=True, from_queue=True,
-                                        startup_delay=delay, reason="NM threshold launch"))
-                self._started(st, m, t, st.now - tq)
-                st.qlen[m] -= 1
+                acts.append(Place(t, m, 1, opportunistic=True, from_queue=True,
+                                  startup_delay=delay, reason="NM threshold launch"))
+                started(st, m, t, now - tq)
+                qlen[m] -= 1
                 if c == 1:
                     lst.pop(0)
                     st.forget(m, t)
