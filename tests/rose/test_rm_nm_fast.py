@@ -1,4 +1,4 @@
-"""The RM round, NM control and B1/B2 dispatch fast paths against plain versions of the same
+"""The RM round, NM control (protection, launch, timeouts) and B1/B2 dispatch fast paths against plain versions of the same
 rules: at every decision of small runs (a policy with the plain versions swapped in must
 return the same actions at every tick and end with the same counters), and on randomized
 inputs for the pieces that stand alone (first fit, load levels, protection, B1's
@@ -159,6 +159,29 @@ class Plain:
             if (self._over_time[m, comp] >= p.T_throttle - EPS).any() and p.T_throttle >= 0:
                 self._kill_one(st, m, reason="throttle: compressible resource above theta_kill")
 
+    def _timeout(self, view, st):
+        w, p = self.workload, self.params
+        for m in list(st.qm):
+            lst = st.qm[m]
+            for e in list(lst):
+                t, c, tq = e
+                if st.now - tq <= self.timeout_for(int(w.job[t])):
+                    continue
+                st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
+                lst.remove(e)
+                st.forget(m, t)
+                st.qlen[m] -= c
+                st.pend[t] += c
+                self._timeouts[t] += c
+                self._timed_out_at.setdefault(t, set()).add(m)
+                self.counters["spec_timeouts"] += c
+                self.counters["spec_rescheduled"] += c
+                self.task_rescheduled[t] = True
+                if self._timeouts[t] >= p.R_max * w.instances[t]:
+                    self._no_spec[t] = True
+            if not lst:
+                del st.qm[m]
+
     def launch(self, view, st):
         for m in sorted(st.qm):
             lst = st.qm[m]
@@ -271,7 +294,7 @@ class PlainB2:
 def _use_plain(monkeypatch):
     for name in ("_rm_round", "_grant", "_regular_place"):
         monkeypatch.setattr(rm.ResourceManagerRound, name, getattr(Plain, name))
-    for name in ("_protect", "launch"):
+    for name in ("_protect", "launch", "_timeout"):
         monkeypatch.setattr(nm.NodeManagerControl, name, getattr(Plain, name))
     monkeypatch.setattr(nm, "load_levels", plain_load_levels)
     monkeypatch.setattr(YarnOpportunisticPolicy, "observe", PlainB1.observe)
@@ -347,6 +370,7 @@ def test_the_runs_reach_the_paths_they_check():
         schedlab.simulate(df, cl, p, seed=3)
         seen[name] = p.counters
     assert seen["rose"]["upgrades_promoted"] > 0 and seen["rose"]["upgrades_dequeued"] > 0
+    assert seen["rose"]["spec_timeouts"] > 0
     assert seen["rose-tight"]["spec_kills"] > 0
     assert seen["yarn-opportunistic"]["spec_enqueued"] > 0
 

@@ -200,6 +200,8 @@ class NodeManagerControl:
         fixed = not p.adaptive_timeout
         now, T_to = st.now, p.T_to
         job = self._job_list
+        r_max, instances = p.R_max, w.instances
+        counters, timeouts, timed_out_at = self.counters, self._timeouts, self._timed_out_at
         for m in list(st.qm):
             lst = st.qm[m]
             if fixed:
@@ -219,12 +221,12 @@ class NodeManagerControl:
                 st.forget(m, t)
                 st.qlen[m] -= c
                 st.pend[t] += c
-                self._timeouts[t] += c
-                self._timed_out_at.setdefault(t, set()).add(m)
-                self.counters["spec_timeouts"] += c
-                self.counters["spec_rescheduled"] += c
+                timeouts[t] = n_out = timeouts.item(t) + c
+                timed_out_at.setdefault(t, set()).add(m)
+                counters["spec_timeouts"] += c
+                counters["spec_rescheduled"] += c
                 self.task_rescheduled[t] = True
-                if self._timeouts[t] >= p.R_max * w.instances[t]:
+                if n_out >= r_max * instances.item(t):
                     self._no_spec[t] = True
             if not lst:
                 del st.qm[m]
