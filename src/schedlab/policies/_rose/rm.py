@@ -138,8 +138,8 @@ class ResourceManagerRound:
     _ready_n = -1
     _ready_fifo: np.ndarray
 
-    # candidates tested one by one before the vectorised test: a Python test costs about
-    # a 1/80 of a numpy pass, and the first fit is rarely more than a few dozen places on
+    # candidates tested one by one before the vectorised test: one Python test costs about
+    # 1/80 of a numpy pass, and the first fit is rarely more than a few dozen places on
     _SCAN_AHEAD = 40
 
     def _first_fit(self, order: list[int], req_o: np.ndarray, live: np.ndarray, f: np.ndarray,
