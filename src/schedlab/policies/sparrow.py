@@ -119,28 +119,34 @@ class SparrowPolicy(LayeredPolicy):
         drawn = 0
         now, q_max = st.now, p.Q_max
         job = self._job_list
+        counters, sent = self.counters, self.task_sent
+        requests = 0
         for t in tasks.tolist():
             if slots <= 0:
                 break                     # every NM queue is full: the AMs retry next heartbeat
             j = job[t]
             bad = self._timed_out_at.get(t, ())
-            n = int(min(st.pend[t], slots))
+            n = min(st.pend.item(t), slots)
             picks = pool[drawn:drawn + n]
             drawn += n
+            asked = 0
             for m in picks:
                 if m in bad or rejected.get((j, m), never) > now:
                     continue
-                self.counters["spec_requests"] += 1
-                self.task_sent[t] += 1
+                asked += 1
                 full = qlen[m] >= q_max              # rule A, as nm_admit
                 if full or overloaded[m]:
                     rejected[(j, m)] = now + p.h_AM
                     key = "spec_rejected_queue_full" if full else "spec_rejected_overloaded"
-                    self.counters[key] += 1
+                    counters[key] += 1
                     self.task_excluded[t] = True
                     continue
                 self.enqueue(st, t, m, 1, reason="random speculative placement")
                 slots -= 1
+            if asked:                     # whole counts: added once per task
+                sent[t] += asked
+                requests += asked
+        counters["spec_requests"] += requests
         if drawn < bound:
             rng.bit_generator.state = saved
             if drawn:

@@ -1,7 +1,6 @@
 """Hadoop 3 style centralized over-subscription with opportunistic containers (ROSE baseline B1)."""
 from __future__ import annotations
 
-import heapq
 from typing import Literal
 
 import numpy as np
@@ -89,10 +88,19 @@ class YarnOpportunisticPolicy(LayeredPolicy):
     def observe(self, view, st: TickState) -> None:
         # containers in flight from the RM to the AM are not pending for the regular round
         st.pend -= np.minimum(self._inflight_n, st.pend)
-        due = [x for x in self._inflight if x[0] <= st.now + 1e-9]
-        if not due:
+        # in delivery order (each AM heartbeat appends its containers for one later time),
+        # so the due ones come first
+        inflight = self._inflight
+        cut = st.now + 1e-9
+        n_due = 0
+        for x in inflight:
+            if x[0] > cut:
+                break
+            n_due += 1
+        if not n_due:
             return
-        self._inflight = [x for x in self._inflight if x[0] > st.now + 1e-9]
+        due = inflight[:n_due]
+        del inflight[:n_due]
         p = self.params
         pending = view.pending
         inflight_n = self._inflight_n
@@ -125,6 +133,21 @@ class YarnOpportunisticPolicy(LayeredPolicy):
             return bool((req[fin] <= left[fin] + FIT_TOLERANCE).all())
         return super().can_launch(st, m, t)
 
+    @staticmethod
+    def _allocation_order(nodes: list[int], q: list[int], per_node: int, need: int) -> list[int]:
+        """The nodes of the next ``need`` opportunistic containers, in the order the RM hands
+        them out: shortest reported queue first, ties by rank in ``nodes``, each node at most
+        ``per_node`` times (at least once), its queue one longer after each.
+
+        That is a heap of (queue, rank, node) popped ``need`` times, a node pushed back with
+        queue + 1 while it has some left. Node ``nodes[i]`` offers the keys (q + j, i) for j
+        below its allowance, and the heap always pops the least key left, so the pops are
+        those keys in sorted order (a node past the first ``need`` of its keys is never
+        reached)."""
+        per = min(max(per_node, 1), need)
+        keys = sorted((q[m] + j, i, m) for i, m in enumerate(nodes) for j in range(per))
+        return [m for _, _, m in keys[:need]]
+
     def dispatch(self, view, st: TickState) -> None:
         p = self.params
         tasks = self.eligible_tasks(view, st)
@@ -148,23 +171,19 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         q = self._reported_q.tolist()
         deliver = st.now + p.h_AM
         per_node = p.max_alloc_per_node if p.max_alloc_per_node is not None else p.mQL
-        # shortest reported queue first; ties by rank in ``order`` (a heap of (q, rank, m))
-        heap = [(q[m], i, m) for i, m in enumerate(order.tolist())]
-        heapq.heapify(heap)
-        left = {m: per_node for m in order.tolist()}
+        wants = [max(n, 0) for n in st.pend[tasks].tolist()]
+        picks = self._allocation_order(order.tolist(), q, per_node, sum(wants))
         inflight = self._inflight
-        for t in tasks.tolist():
-            n = int(st.pend[t])
-            sent = 0
-            while sent < n and heap:
-                qm, i, m = heapq.heappop(heap)
-                left[m] -= 1
-                if left[m] > 0:
-                    heapq.heappush(heap, (qm + 1, i, m))
-                q[m] += 1
-                inflight.append((deliver, t, m, 1))
-                sent += 1
+        at = 0
+        for t, n in zip(tasks.tolist(), wants):
+            if at >= len(picks):
+                break
+            sent = min(n, len(picks) - at)
             if sent:                   # whole counts: one update per task
+                for m in picks[at:at + sent]:
+                    q[m] += 1
+                    inflight.append((deliver, t, m, 1))
+                at += sent
                 self._inflight_n[t] += sent
                 st.pend[t] -= sent
         # the RM counts what it handed out until the next report

@@ -30,8 +30,18 @@ def load_levels(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """used / capacity of the load metrics, 0 where the capacity is not finite and positive
     (divides only there: the same quotients, no warnings to silence)."""
     cap = cap[:, :N_LOAD]
-    return np.divide(used[:, :N_LOAD], cap, out=np.zeros(cap.shape),
-                     where=np.isfinite(cap) & (cap > 0))
+    # capacities seldom change: their test is redone only for capacities not seen last
+    key = (cap.shape, cap.dtype.str, cap.tobytes())
+    if key != _caps_seen[0]:
+        ok = np.isfinite(cap) & (cap > 0)
+        _caps_seen[:] = [key, None if ok.all() else ok]
+    ok = _caps_seen[1]
+    if ok is None:                      # every capacity finite and positive
+        return used[:, :N_LOAD] / cap
+    return np.divide(used[:, :N_LOAD], cap, out=np.zeros(cap.shape), where=ok)
+
+
+_caps_seen: list = [None, None]     # the last capacities' key and where to divide (None: everywhere)
 
 
 class NodeManagerControl:
@@ -71,12 +81,19 @@ class NodeManagerControl:
         p = self.params
         cap = st.cap
         kill = np.asarray(p.theta_kill)
-        launch = np.asarray(p.theta_launch)
         u = load_levels(st.used, cap)
         over = u > kill[None, :]
-        self._over_time = np.where(over, self._over_time + p.tick, 0.0)
+        if over.any():
+            self._over_time = np.where(over, self._over_time + p.tick, 0.0)
+            self._over_kept = True
+        elif self._over_kept:
+            self._over_time = np.zeros_like(self._over_time)    # np.where's result when none is over
+            self._over_kept = False
+        elif p.T_throttle - _EPS > 0:
+            return                 # nothing over its kill threshold, no time over it: no kill
         if not st.spec_on:
             return
+        launch = np.asarray(p.theta_launch)
         comp_idx = [r for r in range(N_LOAD) if r != R_MEM]
         act = (u[:, R_MEM] > kill[R_MEM]) | (self._over_time[:, comp_idx] >= p.T_throttle - _EPS).any(axis=1)
         if not act.any():
@@ -91,6 +108,8 @@ class NodeManagerControl:
             comp = [r for r in range(N_LOAD) if r != R_MEM]
             if (self._over_time[m, comp] >= p.T_throttle - _EPS).any() and p.T_throttle >= 0:
                 self._kill_one(st, m, reason="throttle: compressible resource above theta_kill")
+
+    _over_kept = False      # _over_time may hold a nonzero entry (it was built by np.where)
 
     def on_memory_pressure(self, view, machine):
         if not self.speculates:
@@ -117,7 +136,7 @@ class NodeManagerControl:
     # ------------------------------------------------------------------ launch
     def can_launch(self, st: TickState, m: int, t: int) -> bool:
         """Launch rule B2: launch thresholds after the expected usage, N_spec_max, rho_max."""
-        if st.spec_n[m] >= self.params.N_spec_max:
+        if st.spec_n.item(m) >= self.params.N_spec_max:
             return False
         # the numpy test, element by element in Python floats (the same IEEE operations)
         r0, r1, r2, r3 = self._req_rows[t]
@@ -146,16 +165,18 @@ class NodeManagerControl:
     def launch(self, view, st: TickState) -> None:
         """Strict FIFO launch from every NM queue (threshold controller, rule B)."""
         delay = self.params.spec_launch_delay
+        can_launch, started = self.can_launch, self._started
+        acts, now, qlen = st.actions, st.now, st.qlen
         for m in sorted(st.qm):
             lst = st.qm[m]
             while lst:
                 t, c, tq = lst[0]
-                if not self.can_launch(st, m, t):
+                if not can_launch(st, m, t):
                     break
-                st.actions.append(Place(t, m, 1, opportunistic=True, from_queue=True,
-                                        startup_delay=delay, reason="NM threshold launch"))
-                self._started(st, m, t, st.now - tq)
-                st.qlen[m] -= 1
+                acts.append(Place(t, m, 1, opportunistic=True, from_queue=True,
+                                  startup_delay=delay, reason="NM threshold launch"))
+                started(st, m, t, now - tq)
+                qlen[m] -= 1
                 if c == 1:
                     lst.pop(0)
                     st.forget(m, t)
@@ -179,6 +200,8 @@ class NodeManagerControl:
         fixed = not p.adaptive_timeout
         now, T_to = st.now, p.T_to
         job = self._job_list
+        r_max, instances = p.R_max, w.instances
+        counters, timeouts, timed_out_at = self.counters, self._timeouts, self._timed_out_at
         for m in list(st.qm):
             lst = st.qm[m]
             if fixed:
@@ -198,12 +221,12 @@ class NodeManagerControl:
                 st.forget(m, t)
                 st.qlen[m] -= c
                 st.pend[t] += c
-                self._timeouts[t] += c
-                self._timed_out_at.setdefault(t, set()).add(m)
-                self.counters["spec_timeouts"] += c
-                self.counters["spec_rescheduled"] += c
+                timeouts[t] = n_out = timeouts.item(t) + c
+                timed_out_at.setdefault(t, set()).add(m)
+                counters["spec_timeouts"] += c
+                counters["spec_rescheduled"] += c
                 self.task_rescheduled[t] = True
-                if self._timeouts[t] >= p.R_max * w.instances[t]:
+                if n_out >= r_max * instances.item(t):
                     self._no_spec[t] = True
             if not lst:
                 del st.qm[m]

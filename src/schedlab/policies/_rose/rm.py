@@ -56,42 +56,49 @@ class ResourceManagerRound:
         order = order[has[order]]
         if not len(order):
             return
-        req_o = w.request[order]
-        dem_o = demand[order].astype(np.int64)
-        # a node with less than this of some resource fits nothing
-        below = (req_o.min(axis=0) - _EPS).tolist()
+        req_o = np.take(w.request, order, axis=0)
+        # a node with less than this of some resource fits nothing (the minima taken along
+        # contiguous rows: numpy reduces a short inner axis slowly)
+        below = (req_o.T.copy().min(axis=1) - _EPS).tolist()
+        free = st.free
+        # the beating nodes' free rows in Python floats (the same subtractions as on the
+        # array), written back when a node is done; the nodes that fit nothing are left out
+        rows = [(n, f) for n, f in zip(beats.tolist(), free[beats].tolist()) if not any(map(_lt, f, below))]
+        if not rows:
+            return
+        dem_o = demand[order].astype(np.int64, copy=False)
         req_rows = self._request_rows
         order_l = order.tolist()
         pos_of = None
-        free = st.free
-        for n in beats.tolist():
-            # the node's free row in Python floats (the same subtractions as on the array),
-            # written back when the node is done
-            f = free[n].tolist()
-            if any(map(_lt, f, below)):
-                continue
-            # running speculative work on n is demand here (rule 1: promote in place)
-            extra = None
-            if self.upgrades and st.spec_on.get(n):
+        upgrades, spec_on = self.upgrades, st.spec_on
+        first_fit, grant = self._first_fit, self._grant
+        granted = 0
+        for n, f in rows:
+            live = dem_o > 0
+            # running speculative work on n is demand here (rule 1: promote in place), by
+            # FIFO position
+            extra: dict[int, int] = {}
+            if upgrades and spec_on.get(n):
                 if pos_of is None:
-                    pos_of = dict(zip(order_l, range(len(order_l))))
-                extra = np.zeros(len(order), dtype=np.int64)
-                for g in st.spec_on[n]:
-                    extra[pos_of[g[1]]] += g[2]
-                live = (dem_o + extra) > 0
-            else:
-                live = dem_o > 0
+                    pos_of = np.empty(len(demand), dtype=np.int64)
+                    pos_of[order] = np.arange(len(order))
+                for g in spec_on[n]:
+                    p = pos_of.item(g[1])
+                    extra[p] = extra.get(p, 0) + g[2]
+                for p, x in extra.items():
+                    live[p] = dem_o.item(p) + x > 0
             # first fit in FIFO order; free space only shrinks and ``live`` only turns off on
             # this node, so a task that did not fit earlier never fits later: scan on from i
             i = 0
             while True:
-                i = self._first_fit(order_l, req_o, live, f, i)
+                i = first_fit(order_l, req_o, live, f, i)
                 if i < 0:
                     break
                 t = order_l[i]
                 req = req_rows[t]
-                xi = 0 if extra is None else int(extra[i])
-                want = int(dem_o[i]) + xi
+                xi = extra.get(i, 0)
+                left = dem_o.item(i)
+                want = left + xi
                 # floor(min over requested resources of (free + EPS) / request), in floats
                 q = None
                 for fr, rr in zip(f, req):
@@ -100,19 +107,21 @@ class ResourceManagerRound:
                         if q is None or v < q:
                             q = v
                 k = want if q is None else min(math.floor(q), want)
-                got, promoted = self._grant(view, st, n, t, k, free_row=f) if k > 0 else (0, 0)
+                got, promoted = grant(view, st, n, t, k, free_row=f) if k > 0 else (0, 0)
                 if got:
-                    if extra is not None:
+                    if promoted:
                         extra[i] -= promoted
                         xi -= promoted
-                    dem_o[i] -= got - promoted
+                    dem_o[i] = left = dem_o.item(i) - (got - promoted)
                     f[:] = [a - r * got for a, r in zip(f, req)]
-                    self.counters["regular_grants"] += got
-                if not got or dem_o[i] + xi <= 0:
+                    granted += got
+                if not got or left + xi <= 0:
                     live[i] = False
                 if any(map(_lt, f, below)):
                     break
             free[n] = f
+        if granted:
+            self.counters["regular_grants"] += granted
 
     def _fifo_ready(self, view) -> np.ndarray:
         """Every ready task, ordered by (submission, ready time, id); sorted again only when
@@ -129,13 +138,15 @@ class ResourceManagerRound:
     _ready_n = -1
     _ready_fifo: np.ndarray
 
-    _SCAN_AHEAD = 6     # candidates tested one by one before the vectorised test
+    # candidates tested one by one before the vectorised test: one Python test costs about
+    # 1/80 of a numpy pass, and the first fit is rarely more than a few dozen places on
+    _SCAN_AHEAD = 40
 
     def _first_fit(self, order: list[int], req_o: np.ndarray, live: np.ndarray, f: np.ndarray,
                    start: int) -> int:
         """First position ``i >= start`` whose task is live and whose request fits ``f``
-        (every resource: request <= free + EPS), or -1. The first few positions are tested
-        in Python floats (the same comparisons), the rest with one numpy pass."""
+        (every resource: request <= free + EPS), or -1. The first ``_SCAN_AHEAD`` positions
+        are tested in Python floats (the same comparisons), the rest with one numpy pass."""
         n = len(order)
         stop = min(n, start + self._SCAN_AHEAD)
         fe = [x + _EPS for x in (f.tolist() if isinstance(f, np.ndarray) else f)]
@@ -162,10 +173,11 @@ class ResourceManagerRound:
         acts = st.actions
         if self.upgrades:
             # 1. promote a speculative task of t running on n (no restart)
-            for g in list(st.spec_on.get(n, [])):
+            spec = st.spec_on.get(n)
+            for g in [g for g in spec if g[1] == t] if spec else ():
                 if got >= k:
                     break
-                if g[1] != t or g[2] > k - got:
+                if g[2] > k - got:
                     continue
                 acts.append(Promote(g[0], reason="rose upgrade: grant on the same node"))
                 st.spec_on[n].remove(g)
@@ -185,9 +197,10 @@ class ResourceManagerRound:
                     self._upgraded[j] += c
                     self.counters["upgrades_dequeued"] += c
         # 3. the next pending task
-        if got < k and st.pend[t] > 0:
-            c = min(k - got, int(st.pend[t]))
-            st.pend[t] -= c
+        pend = st.pend
+        if got < k and pend[t] > 0:
+            c = min(k - got, pend.item(t))
+            pend[t] -= c
             self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now), free_row=free_row)
             got += c
         # 4. a speculative task of t queued anywhere
@@ -232,8 +245,8 @@ class ResourceManagerRound:
         if self.speculates:
             # kill speculative work first if the new container would cross theta_kill[mem]
             est = self.expected_usage(st, t, c)
-            lim = self.params.theta_kill[R_MEM] * st.cap[n, R_MEM]
-            if st.used[n, R_MEM] + est[R_MEM] > lim:
+            lim = self.params.theta_kill[R_MEM] * st.cap.item(n, R_MEM)
+            if st.used.item(n, R_MEM) + est[R_MEM] > lim:
                 self._kill_until(st, n, lambda: st.used[n, R_MEM] + est[R_MEM] <= lim,
                                  reason="regular container needs memory")
             st.used[n] += est
