@@ -32,16 +32,18 @@ def load_levels(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
     cap = cap[:, :N_LOAD]
     # capacities seldom change: their test is redone only for capacities not seen last
     key = (cap.shape, cap.dtype.str, cap.tobytes())
-    if key != _caps_seen[0]:
+    seen = _caps_seen[0]           # read once: a thread may replace it meanwhile
+    if seen is None or seen[0] != key:
         ok = np.isfinite(cap) & (cap > 0)
-        _caps_seen[:] = [key, None if ok.all() else ok]
-    ok = _caps_seen[1]
+        seen = _caps_seen[0] = (key, None if ok.all() else ok)
+    ok = seen[1]
     if ok is None:                      # every capacity finite and positive
         return used[:, :N_LOAD] / cap
     return np.divide(used[:, :N_LOAD], cap, out=np.zeros(cap.shape), where=ok)
 
 
-_caps_seen: list = [None, None]     # the last capacities' key and where to divide (None: everywhere)
+# (key of the last capacities, where to divide: None for everywhere), replaced as one tuple
+_caps_seen: list = [None]
 
 
 class NodeManagerControl:
