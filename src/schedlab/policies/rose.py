@@ -95,6 +95,7 @@ class RosePolicy(LayeredPolicy):
         p = self.params
         super().reset(cluster, workload, rng)
         self.upgrades = bool(p.upgrade)
+        self.reads_running_groups = bool(p.tbamr)     # the tail watch, every tick
         M = cluster.n_machines
         self._hist = np.zeros((M, _NL, p.W))
         self._n_rec = 0

@@ -257,6 +257,11 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                 acc = (acc[0] + 0.0, *(a + 0.0 * b for a, b in zip(acc[1:], self._task_ratio_rows[t])))
                 sums.append(acc)
             self._ratio_prefix.append(sums)
+        # per job, the positions whose running sums are kept current: those after them have
+        # no instance done, and (0.0 x a finite ratio added) leave the sums as they are; a job
+        # with a non-finite ratio is summed to its end
+        finite = np.isfinite(self._task_ratio[:, :_NL]).all(axis=1).tolist()
+        self._ratio_upto = [0 if all(finite[t] for t in ts) else len(ts) for ts in self._tasks_of_job]
         self._job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
         self.counters: dict[str, float] = {
             "regular_grants": 0, "spec_requests": 0, "spec_rejected_queue_full": 0,
@@ -407,7 +412,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         Only the jobs with a newly finished instance change. Their sums are numpy's
         ``bincount(job, weights=completed * ratio)``: from 0.0, one task after the other in
         task order; here in Python floats, restarted from the running sums kept before the
-        first task whose count changed."""
+        first task whose count changed, up to the last task with a finished instance (see
+        ``_ratio_upto``)."""
         key = int(view.completed.sum())
         if key == self._ratio_key:
             return self._ratio_val          # no instance finished since the last tick
@@ -419,20 +425,27 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             return self._ratio_val
         job, pos = self._job_list, self._pos_in_job
         first: dict[int, int] = {}               # job -> first position that changed
+        last: dict[int, int] = {}                # job -> last position that changed
         for t in changed:
             j = job[t]
-            if pos[t] < first.get(j, len(pos)):
-                first[j] = pos[t]
+            k = pos[t]
+            if k < first.get(j, len(pos)):
+                first[j] = k
+            if k > last.get(j, -1):
+                last[j] = k
         rows = list(self._ratio_rows[1])        # a new list: last tick's stays as it was
         out = self._ratio_val.copy()
         tr_rows = self._task_ratio_rows
         item = completed.item
+        upto_of = self._ratio_upto
         for j in sorted(first):
-            start = first[j]
+            upto = upto_of[j]
+            start = min(first[j], upto)
+            upto_of[j] = stop = max(upto, last[j] + 1)
             prefix = self._ratio_prefix[j]
             tasks = self._tasks_of_job[j]
             den, n0, n1, n2, n3 = prefix[start - 1] if start else (0.0,) * (_NL + 1)
-            for k in range(start, len(tasks)):
+            for k in range(start, stop):
                 t = tasks[k]
                 d = float(item(t))
                 b0, b1, b2, b3 = tr_rows[t]
@@ -475,10 +488,11 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         if stale:
             self._reread_queues(view, stale)
             # few machines: their groups one by one; many: every group in one numpy pass
-            if len(stale) * self._GROUPS_AT_ONCE < M:
+            at_once = M if self.reads_running_groups else M * self._SNAPSHOT_COST
+            if len(stale) * self._GROUPS_AT_ONCE < at_once:
                 self._reread(view, stale, acted)
             else:
-                self._read_all_groups(view, M)
+                self._read_all_groups(view, st, stale)
         self._acted = set()
         self._unread = set()
         mq = self._mq
@@ -493,9 +507,15 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         st._mirrored = True
 
     # re-read the groups machine by machine when fewer than 1 / _GROUPS_AT_ONCE of the
-    # machines changed (a numpy pass over all groups costs about as much as a Python pass
-    # over the groups of a third of the machines)
-    _GROUPS_AT_ONCE = 3
+    # machines changed (a numpy pass over all groups of the tick's RunningGroups costs about
+    # as much as a Python pass over the groups of half the machines). Building that snapshot
+    # first writes the engine's changed group rows out, which costs more than a Python pass
+    # over every machine (_SNAPSHOT_COST: numpy passes' worth), so a policy that does not
+    # read it anyway (reads_running_groups) re-reads machine by machine.
+    _GROUPS_AT_ONCE = 2
+    _SNAPSHOT_COST = 3
+    #: the tick reads ``view.running_groups()`` anyway (through ``TickState.running_groups``)
+    reads_running_groups = False
 
     def _reread_queues(self, view, machines) -> None:
         """Read the node queues of ``machines`` into the mirror."""
@@ -559,11 +579,15 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             for g, m, t, s0 in new:
                 self._draw_fault(m, g, t, s0, view)
 
-    def _read_all_groups(self, view, M: int) -> None:
-        """Read every machine's groups into the mirrors from one :class:`RunningGroups`
-        (the counts and request sums as bincounts over the groups in id order)."""
-        rg = view.running_groups()
-        ms: dict[int, list[list[Any]]] = {}
+    def _read_all_groups(self, view, st: TickState, stale: list[int]) -> None:
+        """Read every machine's counts and request sums from the tick's
+        :class:`RunningGroups` (bincounts over the groups in id order), and the group lists
+        of the ``stale`` machines (the others' lists are the ones read before)."""
+        rg = st.running_groups(view)        # the tick's snapshot, shared with the monitor
+        M = len(st.cap)
+        ms = self._mspec
+        for m in stale:
+            ms.pop(m, None)
         spec_n = np.zeros(M, dtype=np.int64)
         spec_req = np.zeros_like(self._spec_req)
         reg_n = np.zeros(M, dtype=np.int64)
@@ -581,17 +605,21 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                 add = self.workload.request[ts] * cs[:, None]
                 spec_req = np.bincount((mm[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
                                        minlength=M * R).reshape(M, R)
-                faulty = self._faulty
-                for m, g, t, c, s0 in zip(mm.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
-                                          rg.start_time[sel].tolist()):
-                    if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
+                is_stale = np.zeros(M, dtype=bool)
+                is_stale[stale] = True
+                keep = np.flatnonzero(is_stale[mm])      # (a new group's machine is stale)
+                sel = sel[keep]
+                fail = self._fail_prob_rows if self._faulty else None
+                seen = self._fail_seen
+                for m, g, t, c, s0 in zip(mm[keep].tolist(), rg.gid[sel].tolist(), ts[keep].tolist(),
+                                          cs[keep].tolist(), rg.start_time[sel].tolist()):
+                    if fail is not None and fail[m] > 0 and g not in seen:
                         self._draw_fault(m, g, t, s0, view)
                     lst = ms.get(m)
                     if lst is None:
                         ms[m] = [[g, t, c, s0]]
                     else:
                         lst.append([g, t, c, s0])
-        self._mspec = ms
         self._spec_n, self._spec_req, self._reg_n = spec_n, spec_req, reg_n
 
     def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
