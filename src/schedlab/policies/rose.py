@@ -220,20 +220,19 @@ class RosePolicy(LayeredPolicy):
         qlen = st.qlen.tolist()              # the queue lengths as enqueue leaves them
         never = -math.inf
         job = self._job_list
-        pend = st.pend
         budget_of = budget.tolist()          # Python floats: the same IEEE arithmetic
         elig_of = elig_job.tolist()
         n_cands = len(cands)
         reason = f"rose speculative (list v{self.version})"
         requests = full_n = overloaded_n = 0    # counters, added once at the end
-        for t in tasks.tolist():
+        # each task comes once, and only its own placements take from its pending instances
+        for t, pend_t in zip(tasks.tolist(), st.pend[tasks].tolist()):
             j = job[t]
             if j in exhausted:
                 continue
-            # every task of the walk has pending instances (enqueue takes only from its own)
-            n_left = min(int(pend[t]), max(0, math.floor(budget_of[j] + 1e-9)))
-            if n_left <= 0:
-                exhausted.add(j)           # the budget only shrinks during the walk
+            n_left = min(pend_t, max(0, math.floor(budget_of[j] + 1e-9)))
+            if n_left <= 0:                # j's budget is spent (pend_t > 0), and it only shrinks
+                exhausted.add(j)
                 continue
             usable = usable_of.get(j)
             if usable is None:

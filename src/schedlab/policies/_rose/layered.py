@@ -48,6 +48,7 @@ timeliness differ between ROSE and the baselines (as the spec asks for B1).
 from __future__ import annotations
 
 import math
+from operator import mul as _mul
 from typing import Any, ClassVar
 
 import numpy as np
@@ -130,7 +131,7 @@ class TickState:
         """``used[m]`` changed: the cached loads (if any) need that row again."""
         if self._load is not None:
             self._load_dirty.append(m)
-    _view_min: Any = None      # (decider's view, its admissible minimum CPU level)
+    _view_min: Any = None      # (decider's view, its admissible minimum CPU level, its CPU levels)
     _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
     _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
     _mirrored = False          # qm and spec_on are the policy's kept mirrors (see _scan)
@@ -228,12 +229,14 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         w = workload
         M, T, J = cluster.n_machines, w.n_tasks, w.n_jobs
         self._k = -1
+        self._ticks_of: dict[float, int] = {}     # period -> ticks (every)
         self._ready_n = -1              # ready tasks behind the RM's cached FIFO order
         self._nm_ticks = max(1, round(p.h_NM / p.tick))
         # the machines that heartbeat on tick k, (m + k) % nm_ticks == 0, by k % nm_ticks
         self._beat_rows = [np.flatnonzero((np.arange(M) + r) % self._nm_ticks == 0)
                            for r in range(self._nm_ticks)]
         self._am_phase = ((np.arange(J) * _GOLDEN) % 1.0) * p.h_AM
+        self._am_phase_rows = self._am_phase.tolist()
         self._job_submit = np.full(J, np.inf)
         np.minimum.at(self._job_submit, w.job, w.submit_time)
         self._task_key = w.submit_time  # FIFO by job submission (tasks of a job share it)
@@ -351,7 +354,9 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     def every(self, period: float) -> bool:
         """True on ticks that are a multiple of ``period`` (rounded to ticks)."""
-        n = max(1, round(period / self.params.tick))
+        n = self._ticks_of.get(period)
+        if n is None:
+            n = self._ticks_of[period] = max(1, round(period / self.params.tick))
         return self._k % n == 0
 
     # ------------------------------------------------------------------ decide
@@ -387,15 +392,19 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         acts = st.actions
         if st._noted < len(acts):
             acted = self._acted
-            group_machine = st.view.group_machine
-            for a in acts[st._noted:]:
-                m = getattr(a, "machine", None)
-                if m is None:
-                    g = getattr(a, "group", None)      # Preempt, Promote
-                    if g is None:
-                        continue
-                    m = group_machine(g)
-                acted.add(m)
+            new = acts[st._noted:]
+            try:
+                acted.update([a.machine for a in new])    # mostly Enqueue, Place, Dequeue
+            except AttributeError:
+                group_machine = st.view.group_machine
+                for a in new:
+                    m = getattr(a, "machine", None)
+                    if m is None:
+                        g = getattr(a, "group", None)      # Preempt, Promote
+                        if g is None:
+                            continue
+                        m = group_machine(g)
+                    acted.add(m)
             st._noted = len(acts)
 
     # hooks ---------------------------------------------------------------
@@ -468,7 +477,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         """The job's observed usage/request ratio times the request, times ``count``, per
         resource in Python floats (numpy's ``ratio[j] * request[t] * count``, element by
         element)."""
-        return [a * b * count for a, b in zip(st.ratio_rows[self._job_list[t]], self._request_rows[t])]
+        usage = list(map(_mul, st.ratio_rows[self._job_list[t]], self._request_rows[t]))
+        return usage if count == 1 else [u * count for u in usage]     # (x * 1 is x)
 
     def _scan(self, view, st: TickState) -> None:
         """The tick's mirror of node queues and running speculative groups.
@@ -647,8 +657,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     def _am_delay(self, j: int, now: float) -> float:
         p = self.params
-        d = (self._am_phase[j] - now) % p.h_AM
-        return float(d + p.am_launch_delay)
+        d = (self._am_phase_rows[j] - now) % p.h_AM     # Python's float % is numpy's remainder
+        return d + p.am_launch_delay
 
     # ------------------------------------------------------------------ dispatch helpers
     def eligible_tasks(self, view, st: TickState) -> np.ndarray:
@@ -746,18 +756,30 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         lm = load[m]
         view = self.placement_view()
         if view is not None:
-            vm = float(view[m, R_CPU])
             cached = st._view_min
             if cached is None or cached[0] is not view:     # the view is fixed within a tick
                 v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
-                cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None)
+                cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None,
+                                         view[:, R_CPU].tolist())
+            vm = cached[2][m]
             v_lo = vm if cached[1] is None else cached[1]
             vgap = vm - min(v_lo, vm)
+        q = int(st.qlen[m])
+        if count == 1:
+            self.placement_gap.append(lm - lo)
+            self.placement_ge2.append(lm > lo + _EPS and lm >= 2.0 * lo)
+            self.placement_gap_admissible.append(lm - min(lo_adm, lm))
+            self.placement_overloaded.append(over[m])
+            self.placement_queue.append(q)
+            if view is not None:
+                self.placement_view_gap.append(vgap)
+                self.placement_stale_error.append(lm - vm)
+            return
         self.placement_gap.extend([lm - lo] * count)
         self.placement_ge2.extend([lm > lo + _EPS and lm >= 2.0 * lo] * count)
         self.placement_gap_admissible.extend([lm - min(lo_adm, lm)] * count)
         self.placement_overloaded.extend([over[m]] * count)
-        self.placement_queue.extend([int(st.qlen[m])] * count)
+        self.placement_queue.extend([q] * count)
         if view is not None:
             self.placement_view_gap.extend([vgap] * count)
             self.placement_stale_error.extend([lm - vm] * count)
