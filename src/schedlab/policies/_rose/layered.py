@@ -264,7 +264,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         # no instance done, and (0.0 x a finite ratio added) leave the sums as they are; a job
         # with a non-finite ratio is summed to its end
         finite = np.isfinite(self._task_ratio[:, :_NL]).all(axis=1).tolist()
-        self._ratio_upto = [0 if all(finite[t] for t in ts) else len(ts) for ts in self._tasks_of_job]
+        self._ratio_finite = [all(finite[t] for t in ts) for ts in self._tasks_of_job]
+        self._ratio_upto = [0 if ok else len(ts) for ok, ts in zip(self._ratio_finite, self._tasks_of_job)]
         self._job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
         self.counters: dict[str, float] = {
             "regular_grants": 0, "spec_requests": 0, "spec_rejected_queue_full": 0,
@@ -453,17 +454,17 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             upto_of[j] = stop = max(upto, last[j] + 1)
             prefix = self._ratio_prefix[j]
             tasks = self._tasks_of_job[j]
-            den, n0, n1, n2, n3 = prefix[start - 1] if start else (0.0,) * (_NL + 1)
+            every = not self._ratio_finite[j]      # else a task with none done adds nothing
+            sums = prefix[start - 1] if start else (0.0,) * (_NL + 1)
             for k in range(start, stop):
                 t = tasks[k]
-                d = float(item(t))
-                b0, b1, b2, b3 = tr_rows[t]
-                den += d
-                n0 += d * b0
-                n1 += d * b1
-                n2 += d * b2
-                n3 += d * b3
-                prefix[k] = (den, n0, n1, n2, n3)
+                d = item(t)       # an int: int x float is float(d) x float, as numpy's
+                if d or every:
+                    den, n0, n1, n2, n3 = sums
+                    b0, b1, b2, b3 = tr_rows[t]
+                    sums = (den + d, n0 + d * b0, n1 + d * b1, n2 + d * b2, n3 + d * b3)
+                prefix[k] = sums
+            den, n0, n1, n2, n3 = sums
             if den > 0:      # den >= 1 here: max(den, 1e-300) = den
                 out[j, :_NL] = [n0 / den, n1 / den, n2 / den, n3 / den]
             else:
