@@ -7,6 +7,9 @@
   and the tick builds its RunningGroups anyway (ROSE's tail watch), from that snapshot,
   building group lists for the touched machines only: the mirrors are compared with a
   rebuild at every tick, and the snapshot is built at most once per tick.
+* ``outstanding`` counts (job, machine) pairs only on the machines the dispatch reads (ROSE's
+  candidates; none for the baselines): against the plain count, and a ROSE run with the
+  pairs of every machine places the same.
 * The per-item helpers in Python floats (AM delays, expected usage, placement records one
   by one or in batches, the machines the tick's actions name) against numpy or the plain
   computation.
@@ -25,6 +28,7 @@ from schedlab.policies._rose import layered
 from schedlab.policies._rose.layered import TickState
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_1
+from tests.unit.test_rose_fast_paths import Reference, _random_state
 from tests.unit.test_rose_mirror import MirrorCheck, _run
 
 NL = 4
@@ -275,3 +279,38 @@ def test_acted_machines_from_every_kind_of_action():
         policy._acted = set()
         policy._note_actions(state)
         assert policy._acted == {11}
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), share=st.sampled_from([0.0, 0.3, 1.0]))
+def test_outstanding_work_on_some_machines_matches_the_plain_count(seed, share):
+    """(job, machine) counts on the machines the dispatch reads only, per-job counts over
+    every machine, against the straightforward count."""
+    policy = _policy()
+    rng = np.random.default_rng(seed)
+    M = policy.cluster.n_machines
+    state = _random_state(policy, rng, M)
+    pairs_on = set(np.flatnonzero(rng.random(M) < share).tolist())
+    pairs, by_job = policy.outstanding(state, pairs_on)
+    ref_pairs, ref_by_job = Reference.spec_outstanding(policy, state)
+    assert pairs == {key: c for key, c in ref_pairs.items() if key[1] in pairs_on}
+    assert by_job.tobytes() == ref_by_job.tobytes()
+    assert policy.spec_outstanding(state)[0] == ref_pairs
+
+
+def test_rose_dispatch_reads_pairs_on_its_candidates_only(monkeypatch):
+    """The walk looks up (job, machine) counts on the candidate list only: a run whose
+    counts cover every machine places the same."""
+    df, cl = w_rose_1(5, scale=0.1, arrival_span=100.0)
+    runs = []
+    for every_machine in (False, True):
+        if every_machine:
+            outstanding = layered.LayeredPolicy.outstanding
+            monkeypatch.setattr(layered.LayeredPolicy, "outstanding",
+                                lambda self, state, pairs_on: outstanding(self, state, None))
+        policy = make_policy("rose", {"rho_max": 0.5})
+        res = simulate(df, cl, policy, seed=3)
+        runs.append((res.attempts, dict(policy.counters), list(policy.placement_gap)))
+    (a, ca, ga), (b, cb, gb) = runs
+    assert a.equals(b) and ca == cb and ga == gb
+    assert ca["spec_requests"] > 20

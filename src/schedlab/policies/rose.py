@@ -194,6 +194,7 @@ class RosePolicy(LayeredPolicy):
         cands = self.candidates.tolist()
         if not cands:
             return
+        st.pairs_on = set(cands)        # the walk reads (job, machine) counts on these only
         tasks = self.eligible_tasks(view, st)
         if not len(tasks):
             return
@@ -201,7 +202,8 @@ class RosePolicy(LayeredPolicy):
         elig_job = np.bincount(jobs, weights=st.pend[tasks], minlength=w.n_jobs)
         # outstanding speculative work per (job, machine) and per job, as eligible_tasks
         # found it just above (nothing changed since)
-        out, spec_out = st._outstanding if st._outstanding is not None else self.spec_outstanding(st)
+        out, spec_out = (st._outstanding if st._outstanding is not None
+                         else self.outstanding(st, st.pairs_on))
         budget = self._job_rspec * self._job_inst - spec_out - self._upgraded
         self._walk(st, tasks, cands, elig_job, out, budget, self.lla)
 

@@ -133,7 +133,8 @@ class TickState:
             self._load_dirty.append(m)
     _view_min: Any = None      # (decider's view, its admissible minimum CPU level, its CPU levels)
     _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
-    _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
+    _outstanding: Any = None   # outstanding(.., pairs_on), as eligible_tasks found it
+    pairs_on: Any = ()         # machines whose (job, machine) counts the dispatch reads (none: B1, B2)
     _mirrored = False          # qm and spec_on are the policy's kept mirrors (see _scan)
     _noted = 0                 # actions whose machines the policy has noted (_note_actions)
 
@@ -675,7 +676,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         if not len(cand):
             return cand
         # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
-        st._outstanding = self.spec_outstanding(st)
+        st._outstanding = self.outstanding(st, st.pairs_on)
         spec_out = st._outstanding[1]
         j = w.job[cand]
         ok = spec_out[j] + self._upgraded[j] < self._spec_budget_eps[j]
@@ -687,27 +688,36 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         return self.spec_outstanding(st)[1]
 
     def spec_outstanding(self, st: TickState) -> tuple[dict[tuple[int, int], int], np.ndarray]:
-        """Speculative instances queued or running, per (job, machine) and per job (whole
-        numbers, so the per-job sums are exact in any order)."""
+        """Speculative instances queued or running, per (job, machine) and per job."""
+        return self.outstanding(st, None)
+
+    def outstanding(self, st: TickState, pairs_on) -> tuple[dict[tuple[int, int], int], np.ndarray]:
+        """Speculative instances queued or running per job, and per (job, machine) on the
+        machines in ``pairs_on`` (None: every machine); whole numbers, so the per-job sums
+        are exact in any order."""
         job = self._job_list
         out: dict[tuple[int, int], int] = {}
         get = out.get
+        per_job = [0] * self.workload.n_jobs
         for m, lst in st.qm.items():
-            for t, c, _ in lst:
-                key = (job[t], m)
-                out[key] = get(key, 0) + c
+            if pairs_on is None or m in pairs_on:
+                for t, c, _ in lst:
+                    key = (job[t], m)
+                    out[key] = get(key, 0) + c
+            else:
+                for t, c, _ in lst:
+                    per_job[job[t]] += c
         for m, lst in st.spec_on.items():
-            for _, t, c, _ in lst:
-                key = (job[t], m)
-                out[key] = get(key, 0) + c
-        by_job = np.zeros(self.workload.n_jobs)
-        if out:
-            per: dict[int, int] = {}
-            pget = per.get
-            for (j, _m), c in out.items():
-                per[j] = pget(j, 0) + c
-            by_job[list(per)] = list(per.values())
-        return out, by_job
+            if pairs_on is None or m in pairs_on:
+                for _, t, c, _ in lst:
+                    key = (job[t], m)
+                    out[key] = get(key, 0) + c
+            else:
+                for _, t, c, _ in lst:
+                    per_job[job[t]] += c
+        for (j, _m), c in out.items():
+            per_job[j] += c
+        return out, np.array(per_job, dtype=float)
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
