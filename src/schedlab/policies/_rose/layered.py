@@ -672,16 +672,15 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         rt = np.asarray(view.ready_time)[cand]
         j = w.job[cand]
         ok = (rt <= st.now - self.params.h_AM + _EPS) & ~self._no_spec[cand] & self._job_spec_on[j]
-        cand = cand[ok]
+        cand, rt, j = cand[ok], rt[ok], j[ok]
         if not len(cand):
             return cand
         # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
         st._outstanding = self.outstanding(st, st.pairs_on)
         spec_out = st._outstanding[1]
-        j = w.job[cand]
         ok = spec_out[j] + self._upgraded[j] < self._spec_budget_eps[j]
-        cand = cand[ok]
-        return cand[np.lexsort((cand, np.asarray(view.ready_time)[cand], self._task_key[cand]))]
+        cand, rt = cand[ok], rt[ok]
+        return cand[np.lexsort((cand, rt, self._task_key[cand]))]
 
     def spec_outstanding_by_job(self, st: TickState) -> np.ndarray:
         """Speculative instances (queued or running) per job."""
