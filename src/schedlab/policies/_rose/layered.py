@@ -455,12 +455,12 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             upto_of[j] = stop = max(upto, last[j] + 1)
             prefix = self._ratio_prefix[j]
             tasks = self._tasks_of_job[j]
-            every = not self._ratio_finite[j]      # else a task with none done adds nothing
+            add_zeros = not self._ratio_finite[j]      # else a task with none done adds nothing
             sums = prefix[start - 1] if start else (0.0,) * (_NL + 1)
             for k in range(start, stop):
                 t = tasks[k]
                 d = item(t)       # an int: int x float is float(d) x float, as numpy's
-                if d or every:
+                if d or add_zeros:
                     den, n0, n1, n2, n3 = sums
                     b0, b1, b2, b3 = tr_rows[t]
                     sums = (den + d, n0 + d * b0, n1 + d * b1, n2 + d * b2, n3 + d * b3)
