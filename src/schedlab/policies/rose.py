@@ -95,6 +95,7 @@ class RosePolicy(LayeredPolicy):
         p = self.params
         super().reset(cluster, workload, rng)
         self.upgrades = bool(p.upgrade)
+        self.reads_running_groups = bool(p.tbamr)     # the tail watch, every tick
         M = cluster.n_machines
         self._hist = np.zeros((M, _NL, p.W))
         self._n_rec = 0
@@ -193,6 +194,7 @@ class RosePolicy(LayeredPolicy):
         cands = self.candidates.tolist()
         if not cands:
             return
+        st.pairs_on = set(cands)        # the walk reads (job, machine) counts on these only
         tasks = self.eligible_tasks(view, st)
         if not len(tasks):
             return
@@ -200,7 +202,8 @@ class RosePolicy(LayeredPolicy):
         elig_job = np.bincount(jobs, weights=st.pend[tasks], minlength=w.n_jobs)
         # outstanding speculative work per (job, machine) and per job, as eligible_tasks
         # found it just above (nothing changed since)
-        out, spec_out = st._outstanding if st._outstanding is not None else self.spec_outstanding(st)
+        out, spec_out = (st._outstanding if st._outstanding is not None
+                         else self.outstanding(st, st.pairs_on))
         budget = self._job_rspec * self._job_inst - spec_out - self._upgraded
         self._walk(st, tasks, cands, elig_job, out, budget, self.lla)
 
@@ -208,37 +211,44 @@ class RosePolicy(LayeredPolicy):
               out: dict[tuple[int, int], int], budget: np.ndarray, load: np.ndarray) -> None:
         """AMs walk their candidate list (spec §1.4.6 steps 2-3)."""
         p = self.params
+        Q_max, Y = p.Q_max, p.Y
         now = st.now
         exhausted: set[int] = set()          # jobs with no candidate left this tick
         usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it
         rejected = self._rejected
         rejected_by_job = self._rejected_by_job
+        timed_out_at = self._timed_out_at
         overloaded = self.overloaded(load)   # rule A on the load view, fixed for the tick
-        qlen = st.qlen
+        qlen = st.qlen.tolist()              # the queue lengths as enqueue leaves them
         never = -math.inf
         job = self._job_list
-        pend = st.pend
         budget_of = budget.tolist()          # Python floats: the same IEEE arithmetic
         elig_of = elig_job.tolist()
+        n_cands = len(cands)
         reason = f"rose speculative (list v{self.version})"
-        for t in tasks.tolist():
+        requests = full_n = overloaded_n = 0    # counters, added once at the end
+        # each task comes once, and only its own placements take from its pending instances
+        for t, pend_t in zip(tasks.tolist(), st.pend[tasks].tolist()):
             j = job[t]
             if j in exhausted:
                 continue
-            n_left = min(int(pend[t]), max(0, math.floor(budget_of[j] + 1e-9)))
-            if n_left <= 0:
+            n_left = min(pend_t, max(0, math.floor(budget_of[j] + 1e-9)))
+            if n_left <= 0:                # j's budget is spent (pend_t > 0), and it only shrinks
+                exhausted.add(j)
                 continue
             usable = usable_of.get(j)
             if usable is None:
                 until = rejected_by_job.get(j)
                 usable = usable_of[j] = (list(cands) if until is None else
                                          [m for m in cands if until.get(m, never) <= now])
-            cap_jm = ceil_div(elig_of[j], len(cands))
-            bad = self._timed_out_at.get(t, ())
+            cap_jm = ceil_div(elig_of[j], n_cands)
+            bad = timed_out_at.get(t, ())
             # whether a later task of j could still place on some candidate: ``out`` only
             # grows and ``usable`` only shrinks during the walk, so once every candidate
             # has no room for j the rest of j's tasks change nothing
             room_left = False
+            sent = 0                        # requests and rejections of t, noted once
+            refused = False
             for m in list(usable):
                 if n_left <= 0:
                     room_left = True
@@ -250,22 +260,33 @@ class RosePolicy(LayeredPolicy):
                 if m in bad:
                     room_left = True
                     continue
-                self.counters["spec_requests"] += 1
-                self.task_sent[t] += 1
-                full = qlen[m] >= p.Q_max            # rule A, as nm_admit
+                sent += 1
+                full = qlen[m] >= Q_max              # rule A, as nm_admit
                 if full or overloaded[m]:
-                    rejected[(j, m)] = now + p.Y
-                    rejected_by_job.setdefault(j, {})[m] = now + p.Y
+                    rejected[(j, m)] = now + Y
+                    rejected_by_job.setdefault(j, {})[m] = now + Y
                     usable.remove(m)
-                    key = "spec_rejected_queue_full" if full else "spec_rejected_overloaded"
-                    self.counters[key] += 1
-                    self.task_excluded[t] = True
+                    if full:
+                        full_n += 1
+                    else:
+                        overloaded_n += 1
+                    refused = True
                     continue
-                c = min(n_left, room, p.Q_max - int(qlen[m]))
+                c = min(n_left, room, Q_max - qlen[m])
                 self.enqueue(st, t, m, c, reason=reason)
+                qlen[m] += c
                 out[(j, m)] = out.get((j, m), 0) + c
                 budget_of[j] -= c
                 n_left -= c
                 room_left = room_left or room > c
+            if sent:
+                requests += sent
+                self.task_sent[t] += sent
+                if refused:
+                    self.task_excluded[t] = True
             if not room_left:          # (also when no candidate is left)
                 exhausted.add(j)
+        counters = self.counters
+        counters["spec_requests"] += requests
+        counters["spec_rejected_queue_full"] += full_n
+        counters["spec_rejected_overloaded"] += overloaded_n

@@ -48,6 +48,7 @@ timeliness differ between ROSE and the baselines (as the spec asks for B1).
 from __future__ import annotations
 
 import math
+from operator import mul as _mul
 from typing import Any, ClassVar
 
 import numpy as np
@@ -130,9 +131,10 @@ class TickState:
         """``used[m]`` changed: the cached loads (if any) need that row again."""
         if self._load is not None:
             self._load_dirty.append(m)
-    _view_min: Any = None      # (decider's view, its admissible minimum CPU level)
+    _view_min: Any = None      # (decider's view, its admissible minimum CPU level, its CPU levels)
     _groups: Any = None        # the tick's RunningGroups (the view is fixed during a tick)
-    _outstanding: Any = None   # spec_outstanding(), as eligible_tasks found it
+    _outstanding: Any = None   # outstanding(.., pairs_on), as eligible_tasks found it
+    pairs_on: Any = ()         # machines whose (job, machine) counts the dispatch reads (none: B1, B2)
     _mirrored = False          # qm and spec_on are the policy's kept mirrors (see _scan)
     _noted = 0                 # actions whose machines the policy has noted (_note_actions)
 
@@ -228,12 +230,14 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         w = workload
         M, T, J = cluster.n_machines, w.n_tasks, w.n_jobs
         self._k = -1
+        self._ticks_of: dict[float, int] = {}     # period -> ticks (every)
         self._ready_n = -1              # ready tasks behind the RM's cached FIFO order
         self._nm_ticks = max(1, round(p.h_NM / p.tick))
         # the machines that heartbeat on tick k, (m + k) % nm_ticks == 0, by k % nm_ticks
         self._beat_rows = [np.flatnonzero((np.arange(M) + r) % self._nm_ticks == 0)
                            for r in range(self._nm_ticks)]
         self._am_phase = ((np.arange(J) * _GOLDEN) % 1.0) * p.h_AM
+        self._am_phase_rows = self._am_phase.tolist()
         self._job_submit = np.full(J, np.inf)
         np.minimum.at(self._job_submit, w.job, w.submit_time)
         self._task_key = w.submit_time  # FIFO by job submission (tasks of a job share it)
@@ -257,6 +261,12 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                 acc = (acc[0] + 0.0, *(a + 0.0 * b for a, b in zip(acc[1:], self._task_ratio_rows[t])))
                 sums.append(acc)
             self._ratio_prefix.append(sums)
+        # per job, the positions whose running sums are kept current: those after them have
+        # no instance done, and (0.0 x a finite ratio added) leave the sums as they are; a job
+        # with a non-finite ratio is summed to its end
+        finite = np.isfinite(self._task_ratio[:, :_NL]).all(axis=1).tolist()
+        self._ratio_finite = [all(finite[t] for t in ts) for ts in self._tasks_of_job]
+        self._ratio_upto = [0 if ok else len(ts) for ok, ts in zip(self._ratio_finite, self._tasks_of_job)]
         self._job_inst = np.bincount(w.job, weights=w.instances, minlength=J)
         self.counters: dict[str, float] = {
             "regular_grants": 0, "spec_requests": 0, "spec_rejected_queue_full": 0,
@@ -346,7 +356,9 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     def every(self, period: float) -> bool:
         """True on ticks that are a multiple of ``period`` (rounded to ticks)."""
-        n = max(1, round(period / self.params.tick))
+        n = self._ticks_of.get(period)
+        if n is None:
+            n = self._ticks_of[period] = max(1, round(period / self.params.tick))
         return self._k % n == 0
 
     # ------------------------------------------------------------------ decide
@@ -382,15 +394,19 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         acts = st.actions
         if st._noted < len(acts):
             acted = self._acted
-            group_machine = st.view.group_machine
-            for a in acts[st._noted:]:
-                m = getattr(a, "machine", None)
-                if m is None:
-                    g = getattr(a, "group", None)      # Preempt, Promote
-                    if g is None:
-                        continue
-                    m = group_machine(g)
-                acted.add(m)
+            new = acts[st._noted:]
+            try:
+                acted.update([a.machine for a in new])    # mostly Enqueue, Place, Dequeue
+            except AttributeError:
+                group_machine = st.view.group_machine
+                for a in new:
+                    m = getattr(a, "machine", None)
+                    if m is None:
+                        g = getattr(a, "group", None)      # Preempt, Promote
+                        if g is None:
+                            continue
+                        m = group_machine(g)
+                    acted.add(m)
             st._noted = len(acts)
 
     # hooks ---------------------------------------------------------------
@@ -407,7 +423,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         Only the jobs with a newly finished instance change. Their sums are numpy's
         ``bincount(job, weights=completed * ratio)``: from 0.0, one task after the other in
         task order; here in Python floats, restarted from the running sums kept before the
-        first task whose count changed."""
+        first task whose count changed, up to the last task with a finished instance (see
+        ``_ratio_upto``)."""
         key = int(view.completed.sum())
         if key == self._ratio_key:
             return self._ratio_val          # no instance finished since the last tick
@@ -419,29 +436,36 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             return self._ratio_val
         job, pos = self._job_list, self._pos_in_job
         first: dict[int, int] = {}               # job -> first position that changed
+        last: dict[int, int] = {}                # job -> last position that changed
         for t in changed:
             j = job[t]
-            if pos[t] < first.get(j, len(pos)):
-                first[j] = pos[t]
+            k = pos[t]
+            if k < first.get(j, len(pos)):
+                first[j] = k
+            if k > last.get(j, -1):
+                last[j] = k
         rows = list(self._ratio_rows[1])        # a new list: last tick's stays as it was
         out = self._ratio_val.copy()
         tr_rows = self._task_ratio_rows
         item = completed.item
+        upto_of = self._ratio_upto
         for j in sorted(first):
-            start = first[j]
+            upto = upto_of[j]
+            start = min(first[j], upto)
+            upto_of[j] = stop = max(upto, last[j] + 1)
             prefix = self._ratio_prefix[j]
             tasks = self._tasks_of_job[j]
-            den, n0, n1, n2, n3 = prefix[start - 1] if start else (0.0,) * (_NL + 1)
-            for k in range(start, len(tasks)):
+            add_zeros = not self._ratio_finite[j]      # else a task with none done adds nothing
+            sums = prefix[start - 1] if start else (0.0,) * (_NL + 1)
+            for k in range(start, stop):
                 t = tasks[k]
-                d = float(item(t))
-                b0, b1, b2, b3 = tr_rows[t]
-                den += d
-                n0 += d * b0
-                n1 += d * b1
-                n2 += d * b2
-                n3 += d * b3
-                prefix[k] = (den, n0, n1, n2, n3)
+                d = item(t)       # an int: int x float is float(d) x float, as numpy's
+                if d or add_zeros:
+                    den, n0, n1, n2, n3 = sums
+                    b0, b1, b2, b3 = tr_rows[t]
+                    sums = (den + d, n0 + d * b0, n1 + d * b1, n2 + d * b2, n3 + d * b3)
+                prefix[k] = sums
+            den, n0, n1, n2, n3 = sums
             if den > 0:      # den >= 1 here: max(den, 1e-300) = den
                 out[j, :_NL] = [n0 / den, n1 / den, n2 / den, n3 / den]
             else:
@@ -455,7 +479,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         """The job's observed usage/request ratio times the request, times ``count``, per
         resource in Python floats (numpy's ``ratio[j] * request[t] * count``, element by
         element)."""
-        return [a * b * count for a, b in zip(st.ratio_rows[self._job_list[t]], self._request_rows[t])]
+        usage = list(map(_mul, st.ratio_rows[self._job_list[t]], self._request_rows[t]))
+        return usage if count == 1 else [u * count for u in usage]     # (x * 1 is x)
 
     def _scan(self, view, st: TickState) -> None:
         """The tick's mirror of node queues and running speculative groups.
@@ -475,10 +500,11 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         if stale:
             self._reread_queues(view, stale)
             # few machines: their groups one by one; many: every group in one numpy pass
-            if len(stale) * self._GROUPS_AT_ONCE < M:
+            at_once = M if self.reads_running_groups else M * self._SNAPSHOT_COST
+            if len(stale) * self._GROUPS_AT_ONCE < at_once:
                 self._reread(view, stale, acted)
             else:
-                self._read_all_groups(view, M)
+                self._read_all_groups(view, st, stale)
         self._acted = set()
         self._unread = set()
         mq = self._mq
@@ -493,9 +519,15 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         st._mirrored = True
 
     # re-read the groups machine by machine when fewer than 1 / _GROUPS_AT_ONCE of the
-    # machines changed (a numpy pass over all groups costs about as much as a Python pass
-    # over the groups of a third of the machines)
-    _GROUPS_AT_ONCE = 3
+    # machines changed (a numpy pass over all groups of the tick's RunningGroups costs about
+    # as much as a Python pass over the groups of half the machines). Building that snapshot
+    # first writes the engine's changed group rows out, which costs more than a Python pass
+    # over every machine (_SNAPSHOT_COST: numpy passes' worth), so a policy that does not
+    # read it anyway (reads_running_groups) re-reads machine by machine.
+    _GROUPS_AT_ONCE = 2
+    _SNAPSHOT_COST = 3
+    #: the tick reads ``view.running_groups()`` anyway (through ``TickState.running_groups``)
+    reads_running_groups = False
 
     def _reread_queues(self, view, machines) -> None:
         """Read the node queues of ``machines`` into the mirror."""
@@ -559,11 +591,15 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             for g, m, t, s0 in new:
                 self._draw_fault(m, g, t, s0, view)
 
-    def _read_all_groups(self, view, M: int) -> None:
-        """Read every machine's groups into the mirrors from one :class:`RunningGroups`
-        (the counts and request sums as bincounts over the groups in id order)."""
-        rg = view.running_groups()
-        ms: dict[int, list[list[Any]]] = {}
+    def _read_all_groups(self, view, st: TickState, stale: list[int]) -> None:
+        """Read every machine's counts and request sums from the tick's
+        :class:`RunningGroups` (bincounts over the groups in id order), and the group lists
+        of the ``stale`` machines (the others' lists are the ones read before)."""
+        rg = st.running_groups(view)        # the tick's snapshot, shared with the monitor
+        M = len(st.cap)
+        ms = self._mspec
+        for m in stale:
+            ms.pop(m, None)
         spec_n = np.zeros(M, dtype=np.int64)
         spec_req = np.zeros_like(self._spec_req)
         reg_n = np.zeros(M, dtype=np.int64)
@@ -581,17 +617,21 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                 add = self.workload.request[ts] * cs[:, None]
                 spec_req = np.bincount((mm[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
                                        minlength=M * R).reshape(M, R)
-                faulty = self._faulty
-                for m, g, t, c, s0 in zip(mm.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
-                                          rg.start_time[sel].tolist()):
-                    if faulty and self._fail_prob[m] > 0 and g not in self._fail_seen:
+                is_stale = np.zeros(M, dtype=bool)
+                is_stale[stale] = True
+                keep = np.flatnonzero(is_stale[mm])      # (a new group's machine is stale)
+                sel = sel[keep]
+                fail = self._fail_prob_rows if self._faulty else None
+                seen = self._fail_seen
+                for m, g, t, c, s0 in zip(mm[keep].tolist(), rg.gid[sel].tolist(), ts[keep].tolist(),
+                                          cs[keep].tolist(), rg.start_time[sel].tolist()):
+                    if fail is not None and fail[m] > 0 and g not in seen:
                         self._draw_fault(m, g, t, s0, view)
                     lst = ms.get(m)
                     if lst is None:
                         ms[m] = [[g, t, c, s0]]
                     else:
                         lst.append([g, t, c, s0])
-        self._mspec = ms
         self._spec_n, self._spec_req, self._reg_n = spec_n, spec_req, reg_n
 
     def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
@@ -619,8 +659,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     def _am_delay(self, j: int, now: float) -> float:
         p = self.params
-        d = (self._am_phase[j] - now) % p.h_AM
-        return float(d + p.am_launch_delay)
+        d = (self._am_phase_rows[j] - now) % p.h_AM     # Python's float % is numpy's remainder
+        return d + p.am_launch_delay
 
     # ------------------------------------------------------------------ dispatch helpers
     def eligible_tasks(self, view, st: TickState) -> np.ndarray:
@@ -632,43 +672,51 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         rt = np.asarray(view.ready_time)[cand]
         j = w.job[cand]
         ok = (rt <= st.now - self.params.h_AM + _EPS) & ~self._no_spec[cand] & self._job_spec_on[j]
-        cand = cand[ok]
+        cand, rt, j = cand[ok], rt[ok], j[ok]
         if not len(cand):
             return cand
         # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
-        st._outstanding = self.spec_outstanding(st)
+        st._outstanding = self.outstanding(st, st.pairs_on)
         spec_out = st._outstanding[1]
-        j = w.job[cand]
         ok = spec_out[j] + self._upgraded[j] < self._spec_budget_eps[j]
-        cand = cand[ok]
-        return cand[np.lexsort((cand, np.asarray(view.ready_time)[cand], self._task_key[cand]))]
+        cand, rt = cand[ok], rt[ok]
+        return cand[np.lexsort((cand, rt, self._task_key[cand]))]
 
     def spec_outstanding_by_job(self, st: TickState) -> np.ndarray:
         """Speculative instances (queued or running) per job."""
         return self.spec_outstanding(st)[1]
 
     def spec_outstanding(self, st: TickState) -> tuple[dict[tuple[int, int], int], np.ndarray]:
-        """Speculative instances queued or running, per (job, machine) and per job (whole
-        numbers, so the per-job sums are exact in any order)."""
+        """Speculative instances queued or running, per (job, machine) and per job."""
+        return self.outstanding(st, None)
+
+    def outstanding(self, st: TickState, pairs_on) -> tuple[dict[tuple[int, int], int], np.ndarray]:
+        """Speculative instances queued or running per job, and per (job, machine) on the
+        machines in ``pairs_on`` (None: every machine); whole numbers, so the per-job sums
+        are exact in any order."""
         job = self._job_list
         out: dict[tuple[int, int], int] = {}
         get = out.get
+        per_job = [0] * self.workload.n_jobs
         for m, lst in st.qm.items():
-            for t, c, _ in lst:
-                key = (job[t], m)
-                out[key] = get(key, 0) + c
+            if pairs_on is None or m in pairs_on:
+                for t, c, _ in lst:
+                    key = (job[t], m)
+                    out[key] = get(key, 0) + c
+            else:
+                for t, c, _ in lst:
+                    per_job[job[t]] += c
         for m, lst in st.spec_on.items():
-            for _, t, c, _ in lst:
-                key = (job[t], m)
-                out[key] = get(key, 0) + c
-        by_job = np.zeros(self.workload.n_jobs)
-        if out:
-            per: dict[int, int] = {}
-            pget = per.get
-            for (j, _m), c in out.items():
-                per[j] = pget(j, 0) + c
-            by_job[list(per)] = list(per.values())
-        return out, by_job
+            if pairs_on is None or m in pairs_on:
+                for _, t, c, _ in lst:
+                    key = (job[t], m)
+                    out[key] = get(key, 0) + c
+            else:
+                for _, t, c, _ in lst:
+                    per_job[job[t]] += c
+        for (j, _m), c in out.items():
+            per_job[j] += c
+        return out, np.array(per_job, dtype=float)
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
@@ -718,18 +766,30 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         lm = load[m]
         view = self.placement_view()
         if view is not None:
-            vm = float(view[m, R_CPU])
             cached = st._view_min
             if cached is None or cached[0] is not view:     # the view is fixed within a tick
                 v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
-                cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None)
+                cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None,
+                                         view[:, R_CPU].tolist())
+            vm = cached[2][m]
             v_lo = vm if cached[1] is None else cached[1]
             vgap = vm - min(v_lo, vm)
+        q = int(st.qlen[m])
+        if count == 1:
+            self.placement_gap.append(lm - lo)
+            self.placement_ge2.append(lm > lo + _EPS and lm >= 2.0 * lo)
+            self.placement_gap_admissible.append(lm - min(lo_adm, lm))
+            self.placement_overloaded.append(over[m])
+            self.placement_queue.append(q)
+            if view is not None:
+                self.placement_view_gap.append(vgap)
+                self.placement_stale_error.append(lm - vm)
+            return
         self.placement_gap.extend([lm - lo] * count)
         self.placement_ge2.extend([lm > lo + _EPS and lm >= 2.0 * lo] * count)
         self.placement_gap_admissible.extend([lm - min(lo_adm, lm)] * count)
         self.placement_overloaded.extend([over[m]] * count)
-        self.placement_queue.extend([int(st.qlen[m])] * count)
+        self.placement_queue.extend([q] * count)
         if view is not None:
             self.placement_view_gap.extend([vgap] * count)
             self.placement_stale_error.extend([lm - vm] * count)
