@@ -2,8 +2,8 @@
 
 * Group fields live in Python rows and reach ``GroupTable``'s arrays only when a field array
   is read (``publish``). A reference table written eagerly, field by field, must read the
-  same after any sequence of starts, changes and releases, through both publishing paths
-  (a few stale groups, written one by one, and many, written field by field).
+  same after any sequence of starts, changes and releases, with one stale group or many
+  at a time.
 * At every decision of runs with start-up delays, preemptions, promotions and memory kills,
   the published arrays equal the rows, and reading them at every decision changes nothing
   in the run.
@@ -60,7 +60,7 @@ def test_published_arrays_equal_eager_writes(seed, n_ops):
         op = rng.random()
         live = sorted(G.rows)
         if op < 0.45 or not live:
-            # a burst of starts: up to 40 groups, so both publishing paths run
+            # a burst of starts: up to 40 groups stale at once
             for _ in range(int(rng.integers(1, 40)) if rng.random() < 0.2 else 1):
                 gid = G.allocate()
                 G.rows[gid] = row = _random_row(rng)
