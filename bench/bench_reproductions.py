@@ -29,6 +29,7 @@ metrics and a digest (SHA-1 of the attempt records and of the per-job times, rou
         [--list] [--only N]
         [--csv FILE] [--profile] [--gc]
     python bench/bench_reproductions.py --summarize DIR
+    python bench/bench_reproductions.py --paper rose --pair OLD_SRC NEW_SRC [--reps 5]
 
 Side by side (the figures in docs/background/performance.md): copy this file out of the
 tree and run it alternately with each checkout's interpreter under ``/usr/bin/time -v``.
@@ -482,6 +483,72 @@ def profile_split(prof: Any, top: int = 12) -> dict[str, float]:
     return split
 
 
+# --------------------------------------------------------------------------- pairs
+def serve(runs: list[Run]) -> None:
+    """``--serve``: read run indices from stdin; simulate each and print one JSON line (its
+    simulate CPU seconds and digest). The resident half of ``--pair``."""
+    import contextlib
+    import io
+    import json
+    import schedlab
+    print(json.dumps({"schedlab": os.path.dirname(schedlab.__file__)}), flush=True)
+    for line in sys.stdin:
+        with contextlib.redirect_stdout(io.StringIO()):
+            row = run_all([runs[int(line)]]).iloc[0]
+        print(json.dumps({"cpu": float(row["sim_cpu_s"]),
+                          "digest": f"{row['attempts_sha']}/{row['jobs_sha']}"}), flush=True)
+
+
+def pair(paper: str, runs: list[Run], old_src: str, new_src: str, reps: int,
+         only: list[int] | None = None) -> pd.DataFrame:
+    """``--pair``: two resident processes, one importing schedlab from each ``src``, take
+    turns on every run (the order alternating by run and repetition), so both see the same
+    machine within a second or so; per run, the best simulate CPU of ``reps``."""
+    import json
+    import subprocess
+
+    def start(src: str) -> subprocess.Popen:
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+        picked = [a for i in only or () for a in ("--only", str(i))]   # the same run list
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--paper", paper,
+                                 *picked, "--serve"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True, env=env)
+        print(f"{src}: schedlab from {json.loads(proc.stdout.readline())['schedlab']}",
+              flush=True)
+        return proc
+
+    sides = {"old": start(old_src), "new": start(new_src)}
+    cpu: dict[tuple[str, int], list[float]] = {}
+    digests: dict[tuple[str, int], str] = {}
+    try:
+        for rep in range(reps):
+            for i in range(len(runs)):
+                for side in (("old", "new") if (rep + i) % 2 == 0 else ("new", "old")):
+                    proc = sides[side]
+                    proc.stdin.write(f"{i}\n")
+                    proc.stdin.flush()
+                    out = json.loads(proc.stdout.readline())
+                    cpu.setdefault((side, i), []).append(out["cpu"])
+                    digests[side, i] = out["digest"]
+    finally:
+        for proc in sides.values():
+            proc.stdin.close()
+            proc.wait()
+    rows = [{"run": r.label, "old_cpu_s": min(cpu["old", i]), "new_cpu_s": min(cpu["new", i]),
+             "same_digest": digests["old", i] == digests["new", i]} for i, r in enumerate(runs)]
+    table = pd.DataFrame(rows)
+    table["ratio"] = table["new_cpu_s"] / table["old_cpu_s"]
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(table.round(3).to_string(index=False))
+    same = table[table["same_digest"]]
+    for label, part in (("all runs", table), ("runs with identical digests", same)):
+        if len(part):
+            old, new = part["old_cpu_s"].sum(), part["new_cpu_s"].sum()
+            print(f"{paper} {label} ({len(part)}): best of {reps}, old {old:.2f} CPU-s, "
+                  f"new {new:.2f} CPU-s, new/old {new / old:.3f}")
+    return table
+
+
 # --------------------------------------------------------------------------- main
 class CollectorClock:
     """CPU seconds spent in CPython's cyclic garbage collector, and collections per
@@ -558,6 +625,11 @@ def main(argv: list[str] | None = None) -> int:
                          "functions (slows the run down)")
     ap.add_argument("--gc", action="store_true",
                     help="also print the CPU time spent in the cyclic garbage collector")
+    ap.add_argument("--pair", nargs=2, metavar=("OLD_SRC", "NEW_SRC"),
+                    help="time each run alternately in two resident processes importing "
+                         "schedlab from these src folders (see pair())")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of each run with --pair")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.summarize:
         summarize(args.summarize)
@@ -568,6 +640,12 @@ def main(argv: list[str] | None = None) -> int:
     runs = [r for p in papers for r in {**SUBSETS, **EXTRA_SUBSETS}[p]()]
     if args.only:
         runs = [runs[i] for i in args.only]
+    if args.serve:
+        serve(runs)
+        return 0
+    if args.pair:
+        pair(args.paper, runs, *args.pair, reps=args.reps, only=args.only)
+        return 0
     if args.list:
         for i, r in enumerate(runs):
             print(i, r.paper, r.label, r.workload, r.policy, dict(r.params), r.seed,

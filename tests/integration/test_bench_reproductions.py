@@ -123,3 +123,17 @@ def test_summarize_ratios_and_digest_differences(bench, tmp_path, capsys):
     assert bool(table.loc["dress", "meets_0.60"])
     assert table.loc["dress", "identical_runs"] == "1/2"
     assert "digest differs: b" in capsys.readouterr().out
+
+
+def test_pair_times_each_run_in_both_processes_and_compares_digests(bench, capsys):
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    runs = bench.SUBSETS["dress"]()
+    toy = [i for i, r in enumerate(runs) if r.workload[1] == "toy"]
+    assert toy
+    table = bench.pair("dress", [runs[i] for i in toy], src, src, reps=2, only=toy)
+    assert list(table["run"]) == [runs[i].label for i in toy]
+    assert table["same_digest"].all()              # the same tree on both sides
+    assert (table["old_cpu_s"] > 0).all() and (table["new_cpu_s"] > 0).all()
+    out = capsys.readouterr().out
+    assert out.count(f"schedlab from {src}") == 2
+    assert f"dress runs with identical digests ({len(toy)}): best of 2" in out
