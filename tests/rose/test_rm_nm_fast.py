@@ -1,8 +1,9 @@
-"""The RM round, NM control (protection, launch, timeouts) and B1/B2 dispatch fast paths against plain versions of the same
-rules: at every decision of small runs (a policy with the plain versions swapped in must
-return the same actions at every tick and end with the same counters), and on randomized
-inputs for the pieces that stand alone (first fit, load levels, protection, B1's
-allocation order).
+"""The RM round, NM control (protection, launch, timeouts) and B1/B2 dispatch fast paths
+against plain versions of the same rules (the RM round, load levels and timeout detector
+are the references of tests/unit/test_rose_fast_paths.py): at every decision of small runs
+(a policy with the plain versions swapped in must return the same actions at every tick
+and end with the same counters), and on randomized inputs for the pieces that stand alone
+(first fit, load levels, protection, B1's allocation order).
 """
 from __future__ import annotations
 
@@ -25,66 +26,17 @@ from schedlab.policies.sparrow import SparrowPolicy
 from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+from tests.unit.test_rose_fast_paths import Recorder, Reference, RoseReference, ref_load_levels
 
 NL = nm.N_LOAD
 
 
 # ------------------------------------------------------------------ plain versions
-def plain_load_levels(used, cap):
-    cap = cap[:, :NL]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(np.isfinite(cap) & (cap > 0), used[:, :NL] / cap, 0.0)
-
-
 class Plain:
     """The rules written the straightforward way: numpy rows, every fit test over the
     whole FIFO order from its start, one counter update per event."""
 
-    def _rm_round(self, view, st):
-        w = self.workload
-        M = len(st.cap)
-        beats = np.flatnonzero(((np.arange(M) + self._k) % self._nm_ticks == 0) & st.alive)
-        if not len(beats):
-            return
-        self.on_heartbeats(view, st, beats)
-        demand = st.pend.copy()
-        spec_tasks = np.zeros(0, dtype=np.int64)
-        if self.upgrades:
-            for lst in st.qm.values():
-                for t, c, _ in lst:
-                    demand[t] += c
-            spec_tasks = np.unique([g[1] for lst in st.spec_on.values() for g in lst]).astype(np.int64)
-        tasks = np.union1d(np.flatnonzero(demand > 0), spec_tasks)
-        if not len(tasks):
-            return
-        order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
-        req_o = w.request[order]
-        dem_o = demand[order]
-        for n in beats.tolist():
-            f = st.free[n]
-            extra = np.zeros(len(order), dtype=np.int64)
-            if self.upgrades:
-                for g in st.spec_on.get(n, ()):
-                    extra[int(np.flatnonzero(order == g[1])[0])] += g[2]
-            live = (dem_o + extra) > 0
-            while True:
-                ok = np.flatnonzero(live & (req_o <= f + EPS).all(axis=1))
-                if not len(ok):
-                    break
-                i = int(ok[0])
-                t = int(order[i])
-                req = req_o[i]
-                pos = req > 0
-                want = int(dem_o[i] + extra[i])
-                k = min(int(np.floor((f[pos] + EPS) / req[pos]).min()), want) if pos.any() else want
-                got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
-                if got:
-                    extra[i] -= promoted
-                    dem_o[i] -= got - promoted
-                    f -= req * got
-                    self.counters["regular_grants"] += got
-                if not got or dem_o[i] + extra[i] <= 0:
-                    live[i] = False
+    _rm_round = Reference._rm_round        # every fit test from the FIFO order's start
 
     def _grant(self, view, st, n, t, k, *, free_row=None):
         w = self.workload
@@ -146,7 +98,7 @@ class Plain:
     def _protect(self, view, st):
         p = self.params
         kill = np.asarray(p.theta_kill)
-        u = plain_load_levels(st.used, st.cap)
+        u = ref_load_levels(st.used, st.cap)
         self._over_time = np.where(u > kill, self._over_time + p.tick, 0.0)
         if not st.spec_on:
             return
@@ -159,28 +111,7 @@ class Plain:
             if (self._over_time[m, comp] >= p.T_throttle - EPS).any() and p.T_throttle >= 0:
                 self._kill_one(st, m, reason="throttle: compressible resource above theta_kill")
 
-    def _timeout(self, view, st):
-        w, p = self.workload, self.params
-        for m in list(st.qm):
-            lst = st.qm[m]
-            for e in list(lst):
-                t, c, tq = e
-                if st.now - tq <= self.timeout_for(int(w.job[t])):
-                    continue
-                st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
-                lst.remove(e)
-                st.forget(m, t)
-                st.qlen[m] -= c
-                st.pend[t] += c
-                self._timeouts[t] += c
-                self._timed_out_at.setdefault(t, set()).add(m)
-                self.counters["spec_timeouts"] += c
-                self.counters["spec_rescheduled"] += c
-                self.task_rescheduled[t] = True
-                if self._timeouts[t] >= p.R_max * w.instances[t]:
-                    self._no_spec[t] = True
-            if not lst:
-                del st.qm[m]
+    _timeout = RoseReference._timeout
 
     def launch(self, view, st):
         for m in sorted(st.qm):
@@ -296,26 +227,13 @@ def _use_plain(monkeypatch):
         monkeypatch.setattr(rm.ResourceManagerRound, name, getattr(Plain, name))
     for name in ("_protect", "launch", "_timeout"):
         monkeypatch.setattr(nm.NodeManagerControl, name, getattr(Plain, name))
-    monkeypatch.setattr(nm, "load_levels", plain_load_levels)
+    monkeypatch.setattr(nm, "load_levels", ref_load_levels)
     monkeypatch.setattr(YarnOpportunisticPolicy, "observe", PlainB1.observe)
     monkeypatch.setattr(YarnOpportunisticPolicy, "_allocation_order", staticmethod(heap_allocation))
     monkeypatch.setattr(SparrowPolicy, "dispatch", PlainB2.dispatch)
 
 
 # ------------------------------------------------------------------ whole runs
-class Recorder:
-    def __init__(self, policy):
-        self.decisions: list = []
-        inner = policy.decide
-
-        def decide(view):
-            acts = list(inner(view))
-            self.decisions.append((float(view.now), acts))
-            return acts
-
-        policy.decide = decide
-
-
 def _case(name):
     small = {"scale": 0.1, "arrival_span": 100.0}
     cases = {
@@ -407,7 +325,7 @@ def test_load_levels_across_changing_capacities(seed, M, steps):
     for cap in caps + caps[::-1]:                     # each capacity seen again after others
         used = rng.uniform(0, 70, cap.shape)
         got = nm.load_levels(used, cap)
-        assert np.array_equal(got.view(np.int64), plain_load_levels(used, cap).view(np.int64))
+        assert np.array_equal(got.view(np.int64), ref_load_levels(used, cap).view(np.int64))
 
 
 @settings(max_examples=60, deadline=None)
