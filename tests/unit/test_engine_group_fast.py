@@ -146,20 +146,29 @@ class ArraySpy:
         return {}
 
 
-def _both(w, cluster, policy: str, params: dict, failures=()) -> Simulation:
-    sims = []
+def run_reading_and_not(w, cluster, policy: str, params: dict, spy, failures=()):
+    """Run twice: the policy wrapped in ``spy(policy, read=True)``, which reads the engine's
+    groups at every decision, then with ``read=False``. Reading must change nothing in the
+    run (the same attempt records). Returns both simulations and both spies."""
+    sims, spies = [], []
     for read in (True, False):
-        spy = ArraySpy(make_policy(policy, dict(params)), read=read)
-        sim = Simulation(w, cluster, spy, seed=3)
+        wrapped = spy(make_policy(policy, dict(params)), read=read)
+        sim = Simulation(w, cluster, wrapped, seed=3)
         for m, at in failures:
             sim.fail_machine(m, at=at)
         sim.run_until_drained()
         sims.append(sim)
-        if read:
-            assert spy.checked > 10
-    # reading (publishing) the arrays at every decision changed nothing in the run
+        spies.append(wrapped)
     a, b = (s.records for s in sims)
     assert a.attempts == b.attempts
+    return sims, spies
+
+
+def _both(w, cluster, policy: str, params: dict, failures=()) -> Simulation:
+    sims, spies = run_reading_and_not(w, cluster, policy, params, ArraySpy, failures)
+    assert spies[0].checked > 10
+    # reading (publishing) the arrays at every decision changed nothing in the run
+    a, b = (s.records for s in sims)
     assert np.array_equal(a.area_alloc, b.area_alloc) and np.array_equal(a.area_used, b.area_used)
     return sims[0]
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from schedlab.cluster.actions import Trigger
 from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS, RESOURCES, ClusterSpec
-from schedlab.cluster.state import FREE, RUNNING, STARTING, GroupTable
+from schedlab.cluster.state import RUNNING, STARTING, GroupTable
 from schedlab.engine import events as ev
 from schedlab.engine.clocks import VirtualClocks
 from schedlab.engine.config import EngineConfig
@@ -293,13 +293,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         completed = self.completed
         completed[t] = completed.item(t) + n
         self.groups_on[m].discard(gid)
-        G = self.groups                             # G.release(gid), inline
-        G.edits += 1
-        G._state[gid] = FREE
-        self._stale.discard(gid)
-        G.gen[gid] += 1
-        G.free.append(gid)
-        G.n_alive -= 1
+        self.groups.release(gid)
         changes.completions.append(t)
         self.instances_ended(t, n)
 
