@@ -7,6 +7,7 @@ capacity after the engine's relief. At the end, nothing stays charged, the usage
 each machine equals the step functions integrated over the progress each attempt made,
 and the wasted CPU equals that integral over the attempts that did not complete.
 """
+import itertools
 from types import SimpleNamespace
 
 import hypothesis.strategies as hst
@@ -95,11 +96,23 @@ def _check_instant(sim: Simulation) -> None:
     assert (nominal_mem <= cap[:, R_MEM] * (1 + FIT_TOLERANCE) + _EPS).all()
 
 
+#: these examples drain within a few hundred instants (at most 508 over 300 examples per
+#: policy); a run still going after this many fails with its example instead of hanging
+_MAX_INSTANTS = 100_000
+
+
 def _run(w: Workload, cl: pd.DataFrame, policy: str) -> Simulation:
     """Run with the per-instant checks (samples are left out: they add instants only)."""
     sim = Simulation(w, cluster_from_table(cl), schedlab.make_policy(policy),
                      config=EngineConfig(sample_interval=1e9))
-    sim._progress = lambda _t: _check_instant(sim)
+    instants = itertools.count(1)
+
+    def check(_t: float) -> None:
+        _check_instant(sim)
+        assert next(instants) <= _MAX_INSTANTS, (
+            f"{policy}: not drained after {_MAX_INSTANTS} instants (t={sim.now})")
+
+    sim._progress = check
     sim.run_until_drained()
     return sim
 
