@@ -135,35 +135,28 @@ class Plain:
 
 
 class PlainB1:
-    """B1's delivery of the containers in flight."""
+    """B1's delivery of the containers in flight, one container at a time."""
 
     def observe(self, view, st):
         st.pend -= np.minimum(self._inflight_n, st.pend)
-        due = [x for x in self._inflight if x[0] <= st.now + 1e-9]
+        due = [x for x in self.in_flight() if x[0] <= st.now + 1e-9]
         if not due:
             return
-        self._inflight = [x for x in self._inflight if x[0] > st.now + 1e-9]
+        self._inflight = [b for b in self._inflight if b[0] > st.now + 1e-9]
         p = self.params
-        for _, t, m, c in due:
-            self._inflight_n[t] -= c
-            avail = min(c, int(view.pending[t]))
-            if avail <= 0:
+        for _, t, m in due:
+            self._inflight_n[t] -= 1
+            if view.pending[t] <= 0:
                 continue
             self.counters["spec_requests"] += 1
             self.task_sent[t] += 1
-            room = p.mQL - int(st.qlen[m])
-            if room <= 0 or not st.alive[m]:
-                self.counters["spec_excluded"] += avail
+            if p.mQL - int(st.qlen[m]) <= 0 or not st.alive[m]:
+                self.counters["spec_excluded"] += 1
                 self.task_excluded[t] = True
-                st.pend[t] += avail
+                st.pend[t] += 1
                 continue
-            k = min(avail, room)
-            st.pend[t] += k
-            self.enqueue(st, t, m, k, reason="opportunistic container from the RM")
-            if avail > k:
-                self.counters["spec_excluded"] += avail - k
-                self.task_excluded[t] = True
-                st.pend[t] += avail - k
+            st.pend[t] += 1
+            self.enqueue(st, t, m, 1, reason="opportunistic container from the RM")
 
 
 def heap_allocation(nodes, q, per_node, need):
@@ -229,7 +222,8 @@ def _use_plain(monkeypatch):
         monkeypatch.setattr(nm.NodeManagerControl, name, getattr(Plain, name))
     monkeypatch.setattr(nm, "load_levels", ref_load_levels)
     monkeypatch.setattr(YarnOpportunisticPolicy, "observe", PlainB1.observe)
-    monkeypatch.setattr(YarnOpportunisticPolicy, "_allocation_order", staticmethod(heap_allocation))
+    monkeypatch.setattr(YarnOpportunisticPolicy, "_allocation_order",
+                        staticmethod(lambda *a: np.array(heap_allocation(*a), dtype=np.int64)))
     monkeypatch.setattr(SparrowPolicy, "dispatch", PlainB2.dispatch)
 
 
@@ -276,11 +270,13 @@ def test_every_decision_matches_the_plain_rules(name, scan_ahead, monkeypatch):
     assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
     assert fast.counters == slow.counters
     assert np.array_equal(fast.task_sent, slow.task_sent)
+    assert np.array_equal(fast.task_excluded, slow.task_excluded)
     assert fast.placement_gap == slow.placement_gap
 
 
 def test_the_runs_reach_the_paths_they_check():
-    """The cases above promote, dequeue and kill, and B1 hands out containers."""
+    """The cases above promote, dequeue and kill, and B1 hands out containers, some of them
+    to full queues."""
     seen = {}
     for name in ("rose", "rose-tight", "yarn-opportunistic"):
         (df, cl), pid, params = _case(name)
@@ -291,6 +287,7 @@ def test_the_runs_reach_the_paths_they_check():
     assert seen["rose"]["spec_timeouts"] > 0
     assert seen["rose-tight"]["spec_kills"] > 0
     assert seen["yarn-opportunistic"]["spec_enqueued"] > 0
+    assert seen["yarn-opportunistic"]["spec_excluded"] > 0
 
 
 # ------------------------------------------------------------------ randomized pieces
@@ -374,5 +371,5 @@ def test_protection_over_a_sequence_of_ticks(seed, T_throttle, heat):
 def test_allocation_order_is_the_heaps(q, per_node, need, seed):
     rng = np.random.default_rng(seed)
     nodes = rng.permutation(len(q))[:int(rng.integers(1, len(q) + 1))].tolist()
-    assert YarnOpportunisticPolicy._allocation_order(nodes, q, per_node, need) == \
-        heap_allocation(nodes, q, per_node, need)
+    picks = YarnOpportunisticPolicy._allocation_order(np.array(nodes), np.array(q), per_node, need)
+    assert picks.tolist() == heap_allocation(nodes, q, per_node, need)

@@ -266,10 +266,42 @@ def test_b1_rm_hands_out_to_shortest_reported_queues_with_per_node_cap():
     p.dispatch(None, st)
     # task 0: m1 (q 0 -> 1); tie m1/m2 at 1 goes to the better-ranked m1 (cap 2 reached);
     # then m2 twice (cap 2 reached); nothing is left for task 1
-    assert [(t, m) for _, t, m, _ in p._inflight] == [(0, 1), (0, 1), (0, 2), (0, 2)]
+    assert [(t, m) for _, t, m in p.in_flight()] == [(0, 1), (0, 1), (0, 2), (0, 2)]
     assert st.pend.tolist() == [0, 1]
     assert p._reported_q.tolist() == [2, 2, 3]
-    assert p._inflight[0][0] == st.now + p.params.h_AM       # delivered at the next AM heartbeat
+    assert p.in_flight()[0][0] == st.now + p.params.h_AM       # delivered at the next AM heartbeat
+
+
+def test_b1_delivers_to_queues_with_room_and_sends_the_rest_back():
+    """Hand-worked delivery of one AM heartbeat's containers (mQL 2): node 0 takes two of
+    task 0's three (its queue fills within the tick), node 1 is full already, node 2 is dead,
+    and task 2 has nothing pending any more (granted meanwhile), so its container is dropped
+    unasked."""
+    from types import SimpleNamespace
+
+    from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
+    rows = [{"job_id": "j0", "task_id": f"t{i}", "submit_time": 0.0, "duration": 10.0,
+             "cpu": 1, "mem": 1, "instances": 3} for i in range(3)]
+    w = Workload.from_frame(pd.DataFrame(rows))
+    cl = homogeneous_cluster(3, cpu=10.0, mem=100.0, disk=1.0, net=1.0)
+    p = YarnOpportunisticPolicy(mQL=2)
+    p.reset(cl, w, np.random.default_rng(0))
+    st = _state(p, [[0, 0, 0, 0]] * 3)
+    st._load, st._load_dirty, st._qbt = None, [], None
+    st.qlen[:] = [0, 2, 0]
+    st.alive[2] = False
+    view = SimpleNamespace(pending=np.array([3, 2, 0]))
+    st.pend[:] = view.pending
+    p._inflight = [(st.now, np.array([0, 0, 0, 1, 1, 2]), np.array([0, 0, 0, 1, 2, 1]))]
+    p._inflight_n[:] = [3, 2, 1]
+    p.observe(view, st)
+    assert p.in_flight() == [] and p._inflight_n.tolist() == [0, 0, 0]
+    assert [(a.task, a.machine, a.count) for a in st.actions] == [(0, 0, 1), (0, 0, 1)]
+    assert st.qlen.tolist() == [2, 2, 0]
+    assert st.pend.tolist() == [1, 2, 0]          # the excluded ones ask the RM again
+    assert p.counters["spec_requests"] == 5 and p.counters["spec_excluded"] == 3
+    assert p.task_sent.tolist() == [3, 2, 0]
+    assert p.task_excluded.tolist() == [True, True, False]
 
 
 def test_tick_state_queue_index_is_built_lazily_and_kept_in_sync():
@@ -318,7 +350,7 @@ def test_b1_allocates_opportunistic_only_when_no_guaranteed_capacity_is_free():
     p._rm_free[:, 0] = [3.0, 1.0]                  # RM view: the 2-core task fits, 6-core does not
     p.eligible_tasks = lambda view, st: np.array([0, 1])
     p.dispatch(None, st)
-    assert [t for _, t, _, _ in p._inflight] == [1]
+    assert [t for _, t, _ in p.in_flight()] == [1]
     assert st.pend.tolist() == [1, 0]               # task 0 waits for a regular grant
 
 

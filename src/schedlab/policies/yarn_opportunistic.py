@@ -69,7 +69,8 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         super().reset(cluster, workload, rng)
         M = cluster.n_machines
         self._reported_q = np.zeros(M, dtype=np.int64)
-        self._inflight: list[tuple[float, int, int, int]] = []   # (deliver, task, machine, count)
+        # one batch per AM heartbeat that asked: (deliver, tasks, machines), one container each
+        self._inflight: list[tuple[float, np.ndarray, np.ndarray]] = []
         self._inflight_n = np.zeros(workload.n_tasks, dtype=np.int64)
         # the RM's view of free guaranteed capacity: as of each node's last heartbeat, after
         # the grants of that heartbeat (the RM hears of releases only at the next one)
@@ -85,45 +86,49 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         super()._rm_round(view, st)
         self._rm_free[self._beats] = st.free[self._beats]
 
+    def in_flight(self) -> list[tuple[float, int, int]]:
+        """The containers on their way from the RM to the AM, as (deliver, task, machine),
+        in delivery order."""
+        return [(d, t, m) for d, ts, ms in self._inflight for t, m in zip(ts.tolist(), ms.tolist())]
+
     def observe(self, view, st: TickState) -> None:
         # containers in flight from the RM to the AM are not pending for the regular round
         st.pend -= np.minimum(self._inflight_n, st.pend)
-        # in delivery order (each AM heartbeat appends its containers for one later time),
-        # so the due ones come first
-        inflight = self._inflight
+        batches = self._inflight              # in delivery order: the due ones come first
         cut = st.now + 1e-9
         n_due = 0
-        for x in inflight:
-            if x[0] > cut:
-                break
+        while n_due < len(batches) and batches[n_due][0] <= cut:
             n_due += 1
         if not n_due:
             return
-        due = inflight[:n_due]
-        del inflight[:n_due]
-        p = self.params
-        pending = view.pending
-        inflight_n = self._inflight_n
-        for _, t, m, c in due:
-            inflight_n[t] -= c
-            avail = min(c, int(pending[t]))           # killed/granted meanwhile: fewer left
-            if avail <= 0:
-                continue
-            self.counters["spec_requests"] += 1
-            self.task_sent[t] += 1
-            room = p.mQL - int(st.qlen[m])
-            if room <= 0 or not st.alive[m]:
-                self.counters["spec_excluded"] += avail
-                self.task_excluded[t] = True
-                st.pend[t] += avail                    # back to the AM: ask the RM again
-                continue
-            k = min(avail, room)
-            st.pend[t] += k
-            self.enqueue(st, t, m, k, reason="opportunistic container from the RM")
-            if avail > k:
-                self.counters["spec_excluded"] += avail - k
-                self.task_excluded[t] = True
-                st.pend[t] += avail - k
+        due = batches[:n_due]
+        del batches[:n_due]
+        tasks = np.concatenate([b[1] for b in due]) if n_due > 1 else due[0][1]
+        nodes = np.concatenate([b[2] for b in due]) if n_due > 1 else due[0][2]
+        np.subtract.at(self._inflight_n, tasks, 1)
+        live = view.pending[tasks] > 0                # killed/granted meanwhile: none left
+        tasks, nodes = tasks[live], nodes[live]
+        if not len(tasks):
+            return
+        self.counters["spec_requests"] += len(tasks)
+        np.add.at(self.task_sent, tasks, 1)
+        # each node takes containers in delivery order while its queue has room (a dead node
+        # none); the rest go back to the AM. Whole-count updates: the counts are integers
+        by_node = np.argsort(nodes, kind="stable")
+        sorted_nodes = nodes[by_node]
+        first = np.flatnonzero(np.r_[True, sorted_nodes[1:] != sorted_nodes[:-1]])
+        seat = np.empty(len(nodes), dtype=np.int64)       # earlier containers for the same node
+        seat[by_node] = np.arange(len(nodes)) - np.repeat(first, np.diff(np.r_[first, len(nodes)]))
+        room = np.where(st.alive[nodes], self.params.mQL - st.qlen[nodes], 0)
+        taken = seat < room
+        if not taken.all():
+            back = tasks[~taken]
+            self.counters["spec_excluded"] += len(back)
+            self.task_excluded[back] = True
+            np.add.at(st.pend, back, 1)
+        for t, m in zip(tasks[taken].tolist(), nodes[taken].tolist()):
+            st.pend[t] += 1
+            self.enqueue(st, t, m, 1, reason="opportunistic container from the RM")
 
     def can_launch(self, st: TickState, m: int, t: int) -> bool:
         if self.params.nm_admission == "allocation":
@@ -134,7 +139,7 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         return super().can_launch(st, m, t)
 
     @staticmethod
-    def _allocation_order(nodes: list[int], q: list[int], per_node: int, need: int) -> list[int]:
+    def _allocation_order(nodes: np.ndarray, q: np.ndarray, per_node: int, need: int) -> np.ndarray:
         """The nodes of the next ``need`` opportunistic containers, in the order the RM hands
         them out: shortest reported queue first, ties by rank in ``nodes``, each node at most
         ``per_node`` times (at least once), its queue one longer after each.
@@ -145,8 +150,9 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         those keys in sorted order (a node past the first ``need`` of its keys is never
         reached)."""
         per = min(max(per_node, 1), need)
-        keys = sorted((q[m] + j, i, m) for i, m in enumerate(nodes) for j in range(per))
-        return [m for _, _, m in keys[:need]]
+        keys = (q[nodes][:, None] + np.arange(per)).ravel()
+        rank = np.repeat(np.arange(len(nodes)), per)
+        return nodes[rank[np.lexsort((rank, keys))[:need]]]
 
     def dispatch(self, view, st: TickState) -> None:
         p = self.params
@@ -168,23 +174,16 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         order = alive[np.lexsort((alive, self._reported_q[alive]))][:p.k_opp]
         if not len(order):
             return
-        q = self._reported_q.tolist()
-        deliver = st.now + p.h_AM
         per_node = p.max_alloc_per_node if p.max_alloc_per_node is not None else p.mQL
-        wants = [max(n, 0) for n in st.pend[tasks].tolist()]
-        picks = self._allocation_order(order.tolist(), q, per_node, sum(wants))
-        inflight = self._inflight
-        at = 0
-        for t, n in zip(tasks.tolist(), wants):
-            if at >= len(picks):
-                break
-            sent = min(n, len(picks) - at)
-            if sent:                   # whole counts: one update per task
-                for m in picks[at:at + sent]:
-                    q[m] += 1
-                    inflight.append((deliver, t, m, 1))
-                at += sent
-                self._inflight_n[t] += sent
-                st.pend[t] -= sent
+        wants = np.maximum(st.pend[tasks], 0)
+        picks = self._allocation_order(order, self._reported_q, per_node, int(wants.sum()))
+        if not len(picks):
+            return
+        # tasks take the picks in order, each as many as it wants, until they run out
+        before = np.cumsum(wants) - wants
+        sent = np.clip(len(picks) - before, 0, wants)
+        self._inflight.append((st.now + p.h_AM, np.repeat(tasks, sent), picks))
+        self._inflight_n[tasks] += sent
+        st.pend[tasks] -= sent
         # the RM counts what it handed out until the next report
-        self._reported_q = np.array(q, dtype=np.int64)
+        self._reported_q = self._reported_q + np.bincount(picks, minlength=len(self._reported_q))
