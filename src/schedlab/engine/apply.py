@@ -223,23 +223,26 @@ class ActionApplier:
         if not row[4]:
             return Status.ERROR, f"group {gid} is already regular"
         t, m, n = row[0], row[1], row[3]
-        need = st.w.request[t] * n
+        # request * n, column by column in Python (numpy's float operations, without its
+        # per-call cost)
+        need = [x * n for x in st.request_row(t)]
         # need > capacity - allocated - reserved + tolerance, column by column on the
         # state's Python rows (the same float operations; no ledger publishing)
         arow, capr = st._alloc_rows[m], st._cap_rows[m]
         held = st.reserved[m].tolist()
-        for r, x in enumerate(need.tolist()):
+        for r, x in enumerate(need):
             if x > capr[r] - arow[r] - held[r] + FIT_TOLERANCE:
                 return Status.UNSCHEDULABLE, f"not enough free allocation on machine {m}"
         st.dirty.add(m)
         # the group's record will say "regular" from its allocation: take back the part of
         # the allocated-area integral that was opportunistic (see engine.areas)
-        st._area_alloc_adj[m] -= need * (st.now - row[6])
-        # allocation and (running) usage move from one class to the other; each ledger row
-        # sees the same operations in the same order as in four separate charges
+        adj = st._area_alloc_adj[m]
+        held_for = st.now - row[6]
+        for r, x in enumerate(need):
+            adj[r] -= x * held_for
+        # allocation and (running) usage move from one class to the other
         running = row[11] == RUNNING
-        st.charge(m, 1, t, -n, usage=running)
-        st.charge(m, 0, t, n, usage=running)
+        st.charge_promotion(m, t, n, running)
         if running:
             st._regroup_clock(gid, m)
         row[4] = 0

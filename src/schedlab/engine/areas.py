@@ -66,7 +66,7 @@ def measure_areas(state: ClusterState, records: RunRecords) -> None:
     task, count, machine = task[placed], count[placed], machine[placed]
     alloc_t, start_t, end_t = alloc_t[placed], start_t[placed], end_t[placed]
     opp, progress = opp[placed], progress[placed]
-    area_alloc = st._area_alloc_adj.copy()
+    area_alloc = np.array(st._area_alloc_adj, dtype=float).reshape(M, _NR)
     reg = ~opp
     np.add.at(area_alloc, machine[reg], st.w.request[task[reg]]
               * (count[reg] * (end_t[reg] - alloc_t[reg]))[:, None])

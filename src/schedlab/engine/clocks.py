@@ -130,15 +130,20 @@ class VirtualClocks:
                     vt[j] = now
                     rate[j] = spd * f
                     fac[j] = f
-        heaps, next_due, gen = self.heaps, self._next_due, self.groups.gen
-        for j in (i, i + 1):
+        heaps, next_due = self.heaps, self._next_due
+        if self._own_schedule:              # (usage steps schedule their boundaries too)
+            self._schedule_due(i)
+            if heaps[i + 1] or next_due[i + 1] != math.inf:
+                self._schedule_due(i + 1)
+            return
+        gen = self.groups.gen
+        # _schedule_due(j) for both clocks, inline when the head is live (this runs for
+        # every machine refreshed); an idle opportunistic clock is skipped
+        for j in (i, i + 1) if heaps[i + 1] or next_due[i + 1] != math.inf else (i,):
             heap = heaps[j]
-            if j != i and not heap and next_due[j] == math.inf:
-                continue                    # an idle opportunistic clock
-            if self._own_schedule or not heap or gen[heap[0][1]] != heap[0][2]:
-                self._schedule_due(j)       # (usage steps schedule their boundaries too)
+            if not heap or gen[heap[0][1]] != heap[0][2]:
+                self._schedule_due(j)
                 continue
-            # _schedule_due(j), inline: a live head (it runs for every machine refreshed)
             rate = self._rate[j]
             if rate <= 0:
                 due = math.inf
@@ -231,12 +236,15 @@ class VirtualClocks:
         progress (a promotion)."""
         gen = self.groups.gen
         row = self._gpy[gid]                 # the group's fields (see ClusterState)
-        v_opp, v_reg = self.vnow(2 * m + 1), self.vnow(2 * m)
+        i = 2 * m
+        vc, vt, rate, now = self._vc, self._vt, self._rate, self.now
+        v_opp = vc[i + 1] + (now - vt[i + 1]) * rate[i + 1]        # self.vnow(i + 1), inline
+        v_reg = vc[i] + (now - vt[i]) * rate[i]
         left = row[14] - v_opp
         done = v_opp - row[13]
         gen[gid] += 1
         row[13] = v_reg - done
         row[14] = vf = v_reg + max(left, 0.0)
         self._stale.add(gid)
-        heapq.heappush(self.heaps[2 * m], (vf, gid, gen[gid]))
+        heapq.heappush(self.heaps[i], (vf, gid, gen[gid]))
 

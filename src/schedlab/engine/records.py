@@ -90,7 +90,7 @@ class RunRecords:
     samples_t: list[float] = field(default_factory=list)
     samples_used: list[np.ndarray] = field(default_factory=list)
     samples_alloc: list[np.ndarray] = field(default_factory=list)
-    #: totals of the last level row, to skip instants that changed nothing
+    #: totals of the last level row (and its time), to skip instants that changed nothing
     _last_level: tuple | None = field(default=None, repr=False)
 
     @classmethod
@@ -121,10 +121,10 @@ class RunRecords:
             cap_list = last[3]
         else:
             cap_list = tot_cap.tolist()
-        self._last_level = (tot_alloc.copy(), tot_used.copy(), tot_cap, cap_list)
+        self._last_level = (tot_alloc.copy(), tot_used.copy(), tot_cap, cap_list, now)
         i = self.n_levels
         buf = self.level_buf
-        if i and buf[i - 1, 0] == now:
+        if last is not None and last[4] == now:        # the last row's time, buf[i - 1, 0]
             i -= 1
         elif i == len(buf):
             buf = self.level_buf = np.concatenate([buf, np.zeros_like(buf)])

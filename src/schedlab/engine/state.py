@@ -97,6 +97,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
         self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
+        self._together: dict[int, list | None] = {}
         self._request_bytes = row_bytes(workload.request)       # for _task_vectors
         self._usage_bytes = row_bytes(workload.usage)
         self._queue_of = workload.queue.tolist()   # Python mirror for _task_vectors
@@ -118,7 +119,8 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         VirtualClocks.__init__(self, M, workload, config)
         self._alive_since = np.where(self.alive, 0.0, np.nan)
         self._alive_done = np.zeros(M)                 # alive seconds of closed intervals
-        self._area_alloc_adj = np.zeros((M, _NR))      # corrections for promotions
+        #: corrections of the allocated area for promotions (Python rows: hot path)
+        self._area_alloc_adj = [[0.0] * _NR for _ in range(M)]
         self.tot_cap = np.where(self.alive[:, None], self.capacity, 0.0).sum(axis=0)
         TaskQueues.__init__(self, workload, records)
         J = workload.n_jobs
@@ -235,7 +237,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
                                            next(self._ev_seq), ev.STARTUP, gid, gen))
             return gid
         # inline start_running: allocation and usage in one pass
-        self.charge(m, c, t, count)
+        self.charge_running(m, c, t, count)
         i = 2 * m + c
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
         vf = v0 + work
@@ -280,7 +282,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         changes = self.changes
         changes.freed.add(m)
         changes.touched.add(m)
-        self.charge(m, c, t, -n, True)               # a finishing group is running
+        self.charge_running(m, c, t, -n)             # a finishing group is running
         running = self.running
         running[t] = running.item(t) - n
         self.records.attempts.append((t, lo, n, m, alloc_t, start_t, self.now, OUT_COMPLETED,

@@ -93,6 +93,7 @@ class TaskQueues:
             now = self.now
             self.end_time[t] = now
             self._tvec.pop(t, None)
+            self._together.pop(t, None)
             lo, hi = self._child_ptr[t], self._child_ptr[t + 1]
             if hi > lo:
                 waiting = self.unfinished_parents
@@ -187,6 +188,23 @@ class TaskQueues:
             length[m] = length.item(m) - n
             self.queued_total -= n
             return [(ids[0], n, first.enqueue_time)]
+        if len(ids) >= n:
+            # the first entry suffices: the loop below for that entry alone, without its
+            # sums and generators (most takes leave instances queued, or take one)
+            taken = ids[:n]
+            del ids[:n]
+            when = first.enqueue_time
+            out = ([(taken[0], 1, when)] if n == 1
+                   else [(lo, c, when) for lo, c in runs_of(sorted(taken))])
+            if not ids:
+                del q[first]
+                del entries[0]
+                if not entries:
+                    del self.node_queue_of_task[m][t]
+            length = self.queue_length
+            length[m] = length.item(m) - n
+            self.queued_total -= n
+            return out
         if sum(len(e.ids) for e in entries) < n:
             return None
         out: list[tuple[int, int, float]] = []

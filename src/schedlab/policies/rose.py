@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.cluster.spec import R_CPU
-from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState, ceil_div
+from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState
 from schedlab.policies._rose.lla import lla_batch
 from schedlab.policies._rose.mmf import mmf
 from schedlab.policies._rose.tbamr import MachineRating
@@ -110,8 +110,10 @@ class RosePolicy(LayeredPolicy):
         self._tailed: set[tuple[int, float]] = set()
         self._rejected: dict[tuple[int, int], float] = {}
         self._rejected_by_job: dict[int, dict[int, float]] = {}   # the same, j -> {m: until}
+        self._overloaded_on: tuple[np.ndarray, list[bool]] | None = None   # (load view, rule A rows)
         self._job_of = workload.job
-        self._ended_seen: np.ndarray | None = None
+        self._ended_seen: np.ndarray | None = None   # view.ended at the last look
+        self._open_tasks: list[int] = []     # per job, its tasks with an instance not ended
 
     # ------------------------------------------------------------------ monitor + CA
     def observe(self, view, st: TickState) -> None:
@@ -149,14 +151,34 @@ class RosePolicy(LayeredPolicy):
                     pen = self._job_pen.setdefault(job[t], {})
                     pen[m] = pen.get(m, 0) + c
         ended = np.asarray(view.ended)
-        if self._ended_seen is not None and np.array_equal(ended, self._ended_seen):
-            return                        # no instance ended: no job can have terminated
-        self._ended_seen = ended.copy()
-        left = np.bincount(w.job, weights=(ended < w.instances), minlength=w.n_jobs)
-        new = np.flatnonzero((left == 0) & ~self._done_jobs)
+        seen = self._ended_seen
+        if seen is None:
+            self._ended_seen = ended.copy()
+            left = np.bincount(w.job, weights=(ended < w.instances), minlength=w.n_jobs)
+            self._open_tasks = left.astype(np.int64).tolist()
+            new = np.flatnonzero((left == 0) & ~self._done_jobs).tolist()
+        else:
+            # only the tasks whose ended count moved can change a job's open tasks
+            changed = np.flatnonzero(ended != seen)
+            if not len(changed):
+                return                        # no instance ended: no job can have terminated
+            inst = w.instances[changed]
+            was_open = (seen[changed] < inst).tolist()
+            is_open = (ended[changed] < inst).tolist()
+            seen[changed] = ended[changed]
+            open_tasks = self._open_tasks
+            job = self._job_list
+            moved = set()
+            for t, a, b in zip(changed.tolist(), was_open, is_open):
+                if a != b:
+                    j = job[t]
+                    open_tasks[j] += b - a
+                    moved.add(j)
+            done = self._done_jobs
+            new = sorted(j for j in moved if not open_tasks[j] and not done[j])
         for j in new:
             self._done_jobs[j] = True
-            pen = self._job_pen.pop(int(j), {})
+            pen = self._job_pen.pop(j, {})
             self.rating.job_terminated(st.now, [("killed", m) for m, c in pen.items() for _ in range(c)])
 
     def _report_and_filter(self, view, st: TickState) -> None:
@@ -218,74 +240,100 @@ class RosePolicy(LayeredPolicy):
         rejected = self._rejected
         rejected_by_job = self._rejected_by_job
         timed_out_at = self._timed_out_at
-        overloaded = self.overloaded(load)   # rule A on the load view, fixed for the tick
-        qlen = st.qlen.tolist()              # the queue lengths as enqueue leaves them
-        never = -math.inf
+        # rule A on the load view; the CA publishes a new array with each report, so the
+        # rows stay right for as long as the same array comes
+        cached = self._overloaded_on
+        if cached is None or cached[0] is not load:
+            cached = self._overloaded_on = (load, self.overloaded(load))
+        overloaded = cached[1]
+        qlen = st.qlen.tolist()              # the queue lengths as the placements leave them
+        moves: list[tuple[int, int, int]] = []   # placements (task, machine, count), enqueued at the end
         job = self._job_list
         budget_of = budget.tolist()          # Python floats: the same IEEE arithmetic
         elig_of = elig_job.tolist()
         n_cands = len(cands)
         reason = f"rose speculative (list v{self.version})"
         requests = full_n = overloaded_n = 0    # counters, added once at the end
-        # each task comes once, and only its own placements take from its pending instances
-        for t, pend_t in zip(tasks.tolist(), st.pend[tasks].tolist()):
-            j = job[t]
+        # each task comes once, and only its own placements take from its pending instances.
+        # The tasks go in runs of one job (FIFO keeps a job's tasks together); once a job
+        # is exhausted the rest of its run is skipped at once
+        task_list = tasks.tolist()
+        pend_list = st.pend[tasks].tolist()
+        jobs = self.workload.job[tasks]
+        starts = np.flatnonzero(jobs[1:] != jobs[:-1]) + 1
+        for lo, hi in zip([0, *starts.tolist()], [*starts.tolist(), len(task_list)]):
+            j = job[task_list[lo]]
             if j in exhausted:
-                continue
-            n_left = min(pend_t, max(0, math.floor(budget_of[j] + 1e-9)))
-            if n_left <= 0:                # j's budget is spent (pend_t > 0), and it only shrinks
-                exhausted.add(j)
                 continue
             usable = usable_of.get(j)
             if usable is None:
                 until = rejected_by_job.get(j)
-                usable = usable_of[j] = (list(cands) if until is None else
-                                         [m for m in cands if until.get(m, never) <= now])
-            cap_jm = ceil_div(elig_of[j], n_cands)
-            bad = timed_out_at.get(t, ())
-            # whether a later task of j could still place on some candidate: ``out`` only
-            # grows and ``usable`` only shrinks during the walk, so once every candidate
-            # has no room for j the rest of j's tasks change nothing
-            room_left = False
-            sent = 0                        # requests and rejections of t, noted once
-            refused = False
-            for m in list(usable):
-                if n_left <= 0:
-                    room_left = True
-                    break
-                room = cap_jm - out.get((j, m), 0)
-                if room <= 0:
-                    usable.remove(m)        # ``out`` only grows: no room for j here this walk
-                    continue
-                if m in bad:
-                    room_left = True
-                    continue
-                sent += 1
-                full = qlen[m] >= Q_max              # rule A, as nm_admit
-                if full or overloaded[m]:
-                    rejected[(j, m)] = now + Y
-                    rejected_by_job.setdefault(j, {})[m] = now + Y
-                    usable.remove(m)
-                    if full:
-                        full_n += 1
+                if until is not None and min(until.values()) <= now:
+                    # a rejection that has run out counts no more (time only moves on)
+                    until = {m: u for m, u in until.items() if u > now}
+                    if until:
+                        rejected_by_job[j] = until
                     else:
-                        overloaded_n += 1
-                    refused = True
-                    continue
-                c = min(n_left, room, Q_max - qlen[m])
-                self.enqueue(st, t, m, c, reason=reason)
-                qlen[m] += c
-                out[(j, m)] = out.get((j, m), 0) + c
-                budget_of[j] -= c
-                n_left -= c
-                room_left = room_left or room > c
-            if sent:
-                requests += sent
-                self.task_sent[t] += sent
-                if refused:
-                    self.task_excluded[t] = True
-            if not room_left:          # (also when no candidate is left)
+                        del rejected_by_job[j]
+                        until = None
+                usable = usable_of[j] = (list(cands) if until is None else
+                                         [m for m in cands if m not in until])
+            if not usable:               # every candidate rejected j lately
                 exhausted.add(j)
+                continue
+            cap_jm = math.ceil(elig_of[j] / n_cands)     # (ceil_div; there are candidates)
+            for t, pend_t in zip(task_list[lo:hi], pend_list[lo:hi]):
+                n_left = min(pend_t, max(0, math.floor(budget_of[j] + 1e-9)))
+                if n_left <= 0:                # j's budget is spent (pend_t > 0), and it only shrinks
+                    exhausted.add(j)
+                    break
+                bad = timed_out_at.get(t, ())
+                # whether a later task of j could still place on some candidate: ``out`` only
+                # grows and ``usable`` only shrinks during the walk, so once every candidate
+                # has no room for j the rest of j's tasks change nothing
+                room_left = False
+                sent = 0                        # requests and rejections of t, noted once
+                refused = False
+                for m in list(usable):
+                    if n_left <= 0:
+                        room_left = True
+                        break
+                    room = cap_jm - out.get((j, m), 0)
+                    if room <= 0:
+                        usable.remove(m)        # ``out`` only grows: no room for j here this walk
+                        continue
+                    if m in bad:
+                        room_left = True
+                        continue
+                    sent += 1
+                    full = qlen[m] >= Q_max              # rule A, as nm_admit
+                    if full or overloaded[m]:
+                        rejected[(j, m)] = now + Y
+                        rejected_by_job.setdefault(j, {})[m] = now + Y
+                        usable.remove(m)
+                        if full:
+                            full_n += 1
+                        else:
+                            overloaded_n += 1
+                        refused = True
+                        continue
+                    c = min(n_left, room, Q_max - qlen[m])
+                    moves.append((t, m, c))
+                    qlen[m] += c
+                    out[(j, m)] = out.get((j, m), 0) + c
+                    budget_of[j] -= c
+                    n_left -= c
+                    room_left = room_left or room > c
+                if sent:
+                    requests += sent
+                    self.task_sent[t] += sent
+                    if refused:
+                        self.task_excluded[t] = True
+                if not room_left:          # (also when no candidate is left)
+                    exhausted.add(j)
+                    break
+        if moves:
+            self.enqueue_all(st, moves, reason=reason)
         counters = self.counters
         counters["spec_requests"] += requests
         counters["spec_rejected_queue_full"] += full_n

@@ -115,6 +115,8 @@ class TickState:
         self.alive = np.asarray(view.alive, dtype=bool)
         self._ratio_source = (policy, view)          # ratio: read on first use
         self.view = view
+        if policy.speculates:
+            return             # the policy's _scan puts its mirrors in the fields below
         # queue mirror: machine -> list of [task, count, enqueue_time]
         self.qm: dict[int, list[list[Any]]] = {}
         self.spec_on: dict[int, list[list[Any]]] = {}   # m -> [gid, task, count, start]
@@ -156,16 +158,16 @@ class TickState:
         self._ratio_rows = None
 
     @property
-    def ratio_rows(self) -> list[list[float]]:
-        """``ratio`` as Python rows (the policy keeps them with its ratios; a state built by
-        hand gets them from its own array)."""
+    def ratio_rows(self) -> Any:
+        """``ratio`` by rows, ``ratio_rows[j]`` a list of floats: the policy's rows, made
+        job by job on first read (policy._job_ratio_rows), or for a state whose ratio was
+        set by hand, that array's rows."""
         if self._ratio_rows is None:
-            ratio = self.ratio
-            policy = self._ratio_source[0] if "_ratio_source" in self.__dict__ else None
-            if policy is not None and ratio is policy._ratio_rows[0]:
-                self._ratio_rows = policy._ratio_rows[1]
+            if self._ratio is None and "_ratio_source" in self.__dict__:
+                policy, view = self._ratio_source
+                self._ratio_rows = policy._job_ratio_rows(view)
             else:
-                self._ratio_rows = ratio.tolist()
+                self._ratio_rows = self.ratio.tolist()
         return self._ratio_rows
 
     def running_groups(self, view: Any) -> Any:
@@ -212,6 +214,20 @@ class TickState:
             ms.remove(m)
             if not ms:
                 del self._qbt[t]
+
+
+class _JobRatioRows(dict):
+    """Job -> its ratio row; a job left out has its row made on first read."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, j: int) -> list[float]:
+        row = self[j] = self._make(j)
+        return row
 
 
 class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
@@ -292,10 +308,19 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._over_time = np.zeros((M, _NL))
         self._job_waits: dict[int, list[float]] = {}
         self._job_pen: dict[int, dict[int, int]] = {}
-        self._ratio_key = -1.0
-        self._ratio_done = np.zeros(T, dtype=np.int64)   # view.completed at the last computation
-        self._ratio_val = np.ones((J, w.request.shape[1]))
+        R = w.request.shape[1]
+        self._ratio_look_key = -1        # view.completed.sum() at the last look
+        self._ratio_done = np.zeros(T, dtype=np.int64)   # view.completed at the last look
+        self._ratio_tail = [1.0] * (R - _NL)      # the resources past the load metrics: 1.0
+        # per job its ratio row; a job with instances finished since its row was made waits
+        # in _ratio_pending (its first and last changed positions) until its row is read
+        self._ratio_live = _JobRatioRows(self._job_ratio_row)
+        self._ratio_live.update((j, [1.0] * R) for j in range(J))
+        self._ratio_pending: dict[int, list[int]] = {}
+        # the rows as one array (_job_ratio), and view.completed.sum() when it was built
+        self._ratio_val = np.ones((J, R))
         self._ratio_rows = (self._ratio_val, self._ratio_val.tolist())   # (array, its rows)
+        self._ratio_key = -1
         self.backlog_ticks: list[tuple[float, bool]] = []
         attrs = getattr(cluster, "attrs", None)
         fail = (attrs["spec_fail_prob"].to_numpy(dtype=float)
@@ -418,62 +443,71 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
 
     # ------------------------------------------------------------------ helpers
     def _job_ratio(self, view) -> np.ndarray:
-        """Per job, mean usage/request of its tasks with a finished instance (1.0 before).
+        """Per job, mean usage/request of its tasks with a finished instance (1.0 before):
+        the rows of :meth:`_job_ratio_rows` as one (J, R) array."""
+        key = int(view.completed.sum())
+        if key == self._ratio_key:
+            return self._ratio_val          # no instance finished since the array was built
+        live = self._job_ratio_rows(view)
+        rows = [live[j] for j in range(self.workload.n_jobs)]
+        self._ratio_val = np.array(rows, dtype=float)
+        self._ratio_rows = (self._ratio_val, rows)
+        self._ratio_key = key
+        return self._ratio_val
 
-        Only the jobs with a newly finished instance change. Their sums are numpy's
+    def _job_ratio_rows(self, view) -> "_JobRatioRows":
+        """Per job, its ratio row as a list of floats (read ``rows[j]``). The jobs with a
+        newly finished instance are noted here, and their rows made again when read."""
+        key = int(view.completed.sum())
+        if key == self._ratio_look_key:
+            return self._ratio_live          # no instance finished since the last look
+        completed = np.asarray(view.completed)
+        changed = np.flatnonzero(completed != self._ratio_done).tolist()
+        self._ratio_done = completed.copy()
+        self._ratio_look_key = key
+        job, pos = self._job_list, self._pos_in_job
+        pending, live = self._ratio_pending, self._ratio_live
+        for t in changed:
+            j = job[t]
+            k = pos[t]
+            span = pending.get(j)
+            if span is None:
+                pending[j] = [k, k]
+                del live[j]
+            elif k < span[0]:
+                span[0] = k
+            elif k > span[1]:
+                span[1] = k
+        return live
+
+    def _job_ratio_row(self, j: int) -> list[float]:
+        """Job ``j``'s ratio row from the counts of the last look. Its sums are numpy's
         ``bincount(job, weights=completed * ratio)``: from 0.0, one task after the other in
         task order; here in Python floats, restarted from the running sums kept before the
         first task whose count changed, up to the last task with a finished instance (see
         ``_ratio_upto``)."""
-        key = int(view.completed.sum())
-        if key == self._ratio_key:
-            return self._ratio_val          # no instance finished since the last tick
-        completed = np.asarray(view.completed)
-        changed = np.flatnonzero(completed != self._ratio_done).tolist()
-        self._ratio_done = completed.copy()
-        self._ratio_key = key
-        if not changed:
-            return self._ratio_val
-        job, pos = self._job_list, self._pos_in_job
-        first: dict[int, int] = {}               # job -> first position that changed
-        last: dict[int, int] = {}                # job -> last position that changed
-        for t in changed:
-            j = job[t]
-            k = pos[t]
-            if k < first.get(j, len(pos)):
-                first[j] = k
-            if k > last.get(j, -1):
-                last[j] = k
-        rows = list(self._ratio_rows[1])        # a new list: last tick's stays as it was
-        out = self._ratio_val.copy()
+        first, last = self._ratio_pending.pop(j)
+        upto = self._ratio_upto[j]
+        start = min(first, upto)
+        self._ratio_upto[j] = stop = max(upto, last + 1)
+        prefix = self._ratio_prefix[j]
+        tasks = self._tasks_of_job[j]
         tr_rows = self._task_ratio_rows
-        item = completed.item
-        upto_of = self._ratio_upto
-        for j in sorted(first):
-            upto = upto_of[j]
-            start = min(first[j], upto)
-            upto_of[j] = stop = max(upto, last[j] + 1)
-            prefix = self._ratio_prefix[j]
-            tasks = self._tasks_of_job[j]
-            add_zeros = not self._ratio_finite[j]      # else a task with none done adds nothing
-            sums = prefix[start - 1] if start else (0.0,) * (_NL + 1)
-            for k in range(start, stop):
-                t = tasks[k]
-                d = item(t)       # an int: int x float is float(d) x float, as numpy's
-                if d or add_zeros:
-                    den, n0, n1, n2, n3 = sums
-                    b0, b1, b2, b3 = tr_rows[t]
-                    sums = (den + d, n0 + d * b0, n1 + d * b1, n2 + d * b2, n3 + d * b3)
-                prefix[k] = sums
-            den, n0, n1, n2, n3 = sums
-            if den > 0:      # den >= 1 here: max(den, 1e-300) = den
-                out[j, :_NL] = [n0 / den, n1 / den, n2 / den, n3 / den]
-            else:
-                out[j, :_NL] = 1.0
-            rows[j] = out[j].tolist()
-        self._ratio_val = out
-        self._ratio_rows = (out, rows)
-        return out
+        item = self._ratio_done.item
+        add_zeros = not self._ratio_finite[j]      # else a task with none done adds nothing
+        sums = prefix[start - 1] if start else (0.0,) * (_NL + 1)
+        for k in range(start, stop):
+            t = tasks[k]
+            d = item(t)       # an int: int x float is float(d) x float, as numpy's
+            if d or add_zeros:
+                den, n0, n1, n2, n3 = sums
+                b0, b1, b2, b3 = tr_rows[t]
+                sums = (den + d, n0 + d * b0, n1 + d * b1, n2 + d * b2, n3 + d * b3)
+            prefix[k] = sums
+        den, n0, n1, n2, n3 = sums
+        if den > 0:      # den >= 1 here: max(den, 1e-300) = den
+            return [n0 / den, n1 / den, n2 / den, n3 / den, *self._ratio_tail]
+        return [1.0] * (_NL + len(self._ratio_tail))
 
     def expected_usage(self, st: TickState, t: int, count: int = 1) -> list[float]:
         """The job's observed usage/request ratio times the request, times ``count``, per
@@ -697,26 +731,30 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         job = self._job_list
         out: dict[tuple[int, int], int] = {}
         get = out.get
-        per_job = [0] * self.workload.n_jobs
+        # the work on the other machines only counts per job: listed, then one bincount
+        jobs: list[int] = []
+        counts: list[int] = []
         for m, lst in st.qm.items():
             if pairs_on is None or m in pairs_on:
                 for t, c, _ in lst:
                     key = (job[t], m)
                     out[key] = get(key, 0) + c
             else:
-                for t, c, _ in lst:
-                    per_job[job[t]] += c
+                jobs += [job[e[0]] for e in lst]
+                counts += [e[1] for e in lst]
         for m, lst in st.spec_on.items():
             if pairs_on is None or m in pairs_on:
                 for _, t, c, _ in lst:
                     key = (job[t], m)
                     out[key] = get(key, 0) + c
             else:
-                for _, t, c, _ in lst:
-                    per_job[job[t]] += c
-        for (j, _m), c in out.items():
-            per_job[j] += c
-        return out, np.array(per_job, dtype=float)
+                jobs += [job[g[1]] for g in lst]
+                counts += [g[2] for g in lst]
+        jobs += [j for j, _ in out]
+        counts += out.values()
+        per_job = np.bincount(np.array(jobs, dtype=np.int64), weights=np.array(counts, dtype=float),
+                              minlength=self.workload.n_jobs)
+        return out, per_job
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
@@ -822,6 +860,24 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         st.qlen[m] += c
         st.pend[t] -= c
         self.counters["spec_enqueued"] += c
+
+    def enqueue_all(self, st: TickState, moves: list[tuple[int, int, int]], *, reason: str) -> None:
+        """:meth:`enqueue` of each (task, machine, count) in turn (the pending counts taken
+        at the end: placing reads none of them)."""
+        record = self.record_placement
+        actions, qm, qlen, now = st.actions, st.qm, st.qlen, st.now
+        noting = st._qbt is not None
+        total = 0
+        for t, m, c in moves:
+            record(st, m, c)
+            actions.append(Enqueue(t, m, c, True, reason))
+            qm.setdefault(m, []).append([t, c, now])
+            if noting:
+                st.note(m, t)
+            qlen[m] += c
+            total += c
+        np.subtract.at(st.pend, [t for t, _, _ in moves], [c for _, _, c in moves])
+        self.counters["spec_enqueued"] += total
 
     def instant_load(self, st: TickState) -> np.ndarray:
         return _load_levels(st.used, st.cap)
