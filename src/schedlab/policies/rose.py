@@ -108,6 +108,7 @@ class RosePolicy(LayeredPolicy):
         self.version = 0
         self._done_jobs = np.zeros(workload.n_jobs, dtype=bool)
         self._tailed: set[tuple[int, float]] = set()
+        self._tail_duration = p.tail_factor * workload.duration    # tailed past this x speed
         self._rejected: dict[tuple[int, int], float] = {}
         self._rejected_by_job: dict[int, dict[int, float]] = {}   # the same, j -> {m: until}
         self._overloaded_on: tuple[np.ndarray, list[bool]] | None = None   # (load view, rule A rows)
@@ -136,8 +137,9 @@ class RosePolicy(LayeredPolicy):
         if len(rg):
             run = rg.running
             elapsed = st.now - rg.start_time
-            limit = self.params.tail_factor * w.duration[rg.task] / np.asarray(view.speed)[rg.machine]
-            sel = np.flatnonzero(run & (elapsed > limit))
+            limit = self._tail_duration[rg.task] / np.asarray(view.speed)[rg.machine]
+            # (a 1-D nonzero: np.flatnonzero without its Python wrapper, here and below)
+            sel = (run & (elapsed > limit)).nonzero()[0]
             if len(sel):
                 tailed = self._tailed
                 job = self._job_list
@@ -159,7 +161,7 @@ class RosePolicy(LayeredPolicy):
             new = np.flatnonzero((left == 0) & ~self._done_jobs).tolist()
         else:
             # only the tasks whose ended count moved can change a job's open tasks
-            changed = np.flatnonzero(ended != seen)
+            changed = (ended != seen).nonzero()[0]
             if not len(changed):
                 return                        # no instance ended: no job can have terminated
             inst = w.instances[changed]
@@ -260,7 +262,7 @@ class RosePolicy(LayeredPolicy):
         task_list = tasks.tolist()
         pend_list = st.pend[tasks].tolist()
         jobs = self.workload.job[tasks]
-        starts = np.flatnonzero(jobs[1:] != jobs[:-1]) + 1
+        starts = (jobs[1:] != jobs[:-1]).nonzero()[0] + 1
         for lo, hi in zip([0, *starts.tolist()], [*starts.tolist(), len(task_list)]):
             j = job[task_list[lo]]
             if j in exhausted:
