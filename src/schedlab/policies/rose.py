@@ -112,6 +112,9 @@ class RosePolicy(LayeredPolicy):
         self._rejected: dict[tuple[int, int], float] = {}
         self._rejected_by_job: dict[int, dict[int, float]] = {}   # the same, j -> {m: until}
         self._overloaded_on: tuple[np.ndarray, list[bool]] | None = None   # (load view, rule A rows)
+        # j -> (list version, time the first rejection of j by a candidate runs out): with
+        # every candidate of that list rejecting j, the walk passes j by until then
+        self._blocked_until: dict[int, tuple[int, float]] = {}
         self._job_of = workload.job
         self._ended_seen: np.ndarray | None = None   # view.ended at the last look
         self._open_tasks: list[int] = []     # per job, its tasks with an instance not ended
@@ -228,7 +231,7 @@ class RosePolicy(LayeredPolicy):
         # found it just above (nothing changed since)
         out, spec_out = (st._outstanding if st._outstanding is not None
                          else self.outstanding(st, st.pairs_on))
-        budget = self._job_rspec * self._job_inst - spec_out - self._upgraded
+        budget = self._spec_budget - spec_out - self._upgraded
         self._walk(st, tasks, cands, elig_job, out, budget, self.lla)
 
     def _walk(self, st: TickState, tasks: np.ndarray, cands: list[int], elig_job: np.ndarray,
@@ -241,6 +244,8 @@ class RosePolicy(LayeredPolicy):
         usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it
         rejected = self._rejected
         rejected_by_job = self._rejected_by_job
+        blocked = self._blocked_until
+        version = self.version
         timed_out_at = self._timed_out_at
         # rule A on the load view; the CA publishes a new array with each report, so the
         # rows stay right for as long as the same array comes
@@ -269,6 +274,10 @@ class RosePolicy(LayeredPolicy):
                 continue
             usable = usable_of.get(j)
             if usable is None:
+                seen = blocked.get(j)
+                if seen is not None and seen[1] > now and seen[0] == version:
+                    exhausted.add(j)         # every candidate still rejects j
+                    continue
                 until = rejected_by_job.get(j)
                 if until is not None and min(until.values()) <= now:
                     # a rejection that has run out counts no more (time only moves on)
@@ -281,6 +290,7 @@ class RosePolicy(LayeredPolicy):
                 usable = usable_of[j] = (list(cands) if until is None else
                                          [m for m in cands if m not in until])
             if not usable:               # every candidate rejected j lately
+                blocked[j] = (version, min(until[m] for m in cands))
                 exhausted.add(j)
                 continue
             cap_jm = math.ceil(elig_of[j] / n_cands)     # (ceil_div; there are candidates)

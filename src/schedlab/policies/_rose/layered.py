@@ -215,6 +215,10 @@ class TickState:
             del self._qbt[t]
 
 
+def _first_group_id(item: tuple[int, list[list[Any]]]) -> int:
+    return item[1][0][0]
+
+
 class _JobRatioRows(dict):
     """Job -> its ratio row; a job left out has its row made on first read."""
 
@@ -341,6 +345,9 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._resource_bins = np.arange(self._spec_req.shape[1])
         self._reg_n = np.zeros(M, dtype=np.int64)
         self._mirror_cold = True      # the first tick reads every machine
+        # record_placement's levels of the decider's view: (view, admissible minimum CPU
+        # level, CPU levels, st.alive's bytes), kept while the same array is used
+        self._view_levels: tuple[Any, float | None, list[float], bytes] | None = None
         self._acted: set[int] = set()   # machines whose copies this tick's own actions changed
         self._unread: set[int] = set()  # machines touched at decisions without a tick
         if self.speculates:
@@ -357,7 +364,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             self._lim_rho_rows = self._lim_rho.tolist()
             self._req_rows = np.asarray(w.request[:, :_NL], dtype=float).tolist()
             self._job_spec_on, self._job_rspec = self._job_switches()
-            self._spec_budget_eps = self._job_rspec * self._job_inst - _EPS
+            self._spec_budget = self._job_rspec * self._job_inst     # r_spec x job size
+            self._spec_budget_eps = self._spec_budget - _EPS
 
     def _job_switches(self) -> tuple[np.ndarray, np.ndarray]:
         p = self.params
@@ -546,7 +554,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         # machines in the order of their lowest speculative group id (the order in which a
         # scan of all groups by id first meets them)
         ms = self._mspec
-        st.spec_on = {m: ms[m] for m in sorted(ms, key=lambda m: ms[m][0][0])}
+        st.spec_on = dict(sorted(ms.items(), key=_first_group_id))
         st.spec_n = self._spec_n
         st.spec_req = self._spec_req
         st.reg_n = self._reg_n
@@ -803,13 +811,19 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         if view is not None:
             cached = st._view_min
             if cached is None or cached[0] is not view:     # the view is fixed within a tick
-                v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
-                cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None,
-                                         view[:, R_CPU].tolist())
+                # and often over several: the same array and the same machines alive
+                cached = self._view_levels
+                alive = st.alive.tobytes()
+                if cached is None or cached[0] is not view or cached[3] != alive:
+                    v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
+                    cached = self._view_levels = (
+                        view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None,
+                        view[:, R_CPU].tolist(), alive)
+                st._view_min = cached
             vm = cached[2][m]
             v_lo = vm if cached[1] is None else cached[1]
             vgap = vm - min(v_lo, vm)
-        q = int(st.qlen[m])
+        q = st.qlen.item(m)
         if count == 1:
             self.placement_gap.append(lm - lo)
             self.placement_ge2.append(lm > lo + _EPS and lm >= 2.0 * lo)
