@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.cluster.spec import R_CPU
-from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState
+from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState, ceil_div
 from schedlab.policies._rose.lla import lla_batch
 from schedlab.policies._rose.mmf import mmf
 from schedlab.policies._rose.tbamr import MachineRating
@@ -289,11 +289,12 @@ class RosePolicy(LayeredPolicy):
                         until = None
                 usable = usable_of[j] = (list(cands) if until is None else
                                          [m for m in cands if m not in until])
-            if not usable:               # every candidate rejected j lately
-                blocked[j] = (version, min(until[m] for m in cands))
-                exhausted.add(j)
-                continue
-            cap_jm = math.ceil(elig_of[j] / n_cands)     # (ceil_div; there are candidates)
+                if not usable:           # every candidate rejected j lately
+                    blocked[j] = (version, min(until[m] for m in cands))
+                    exhausted.add(j)
+                    continue
+            # (a usable list the walk emptied left its job exhausted)
+            cap_jm = ceil_div(elig_of[j], n_cands)
             for t, pend_t in zip(task_list[lo:hi], pend_list[lo:hi]):
                 n_left = min(pend_t, max(0, math.floor(budget_of[j] + 1e-9)))
                 if n_left <= 0:                # j's budget is spent (pend_t > 0), and it only shrinks

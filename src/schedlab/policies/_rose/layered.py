@@ -574,7 +574,10 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def _reread_queues(self, view, machines) -> None:
         """Read the node queues of ``machines`` into the mirror."""
         mq = self._mq
+        lengths = view.queue_length
         for m in machines:
+            if m not in mq and not lengths[m]:
+                continue                # an empty queue, and none kept for it
             q = view.node_queue_rows(m)
             if q:
                 mq[m] = q
