@@ -9,8 +9,12 @@
   Python, equal numpy's whole-row formula over real runs with promotions.
 * Taking instances of a task from its first node-queue entry alone equals the general
   loop over the entries: the runs handed back and the queues left.
+* ``refresh`` schedules a clock's completion inline: after every refresh of real runs, each
+  clock due at a finite time has exactly one current COMPLETE event, at that time.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -19,6 +23,7 @@ from hypothesis import strategies as st
 
 from schedlab.cluster.state import RUNNING
 from schedlab.engine import apply as apply_mod
+from schedlab.engine import events as ev
 from schedlab.engine.ledgers import row_bytes
 from schedlab.engine.simulation import Simulation
 from schedlab.engine.tasks import QueueEntry, runs_of
@@ -203,3 +208,27 @@ def test_taking_from_the_first_entry_equals_the_loop(data):
     assert got == want
     assert _queues(fast) == _queues(plain)
     assert fast.changes.touched == plain.changes.touched
+
+
+# --------------------------------------------------------------- clocks
+@pytest.mark.parametrize("policy, params", [("rose", {"upgrade": True}), ("sparrow", {})])
+def test_each_due_clock_has_one_current_event_after_a_refresh(policy, params):
+    df, cl = w_rose_2(5, n_machines=6, n_requests=120)
+    df = df.assign(cpu_used=df["cpu"] * 1.5)          # contention: rates change too
+    sim = Simulation(Workload.from_frame(df), cl, make_policy(policy, params), seed=5)
+    state = sim.state
+    plain_refresh = state.refresh
+    checked = []
+
+    def refresh(m: int) -> None:
+        plain_refresh(m)
+        for j in (2 * m, 2 * m + 1):
+            current = [e[0] for e in state._ev_heap
+                       if e[3] == ev.COMPLETE and e[4] == j and e[5] == state._due_version[j]]
+            due = state._next_due[j]
+            # (a clock left with no work keeps the event it had: at most that one)
+            assert current == [due] if due < math.inf else len(current) <= 1, (m, j)
+        checked.append(m)
+    state.refresh = refresh
+    sim.run_until_drained()
+    assert len(checked) > 100

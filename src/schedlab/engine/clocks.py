@@ -137,24 +137,32 @@ class VirtualClocks:
                 self._schedule_due(i + 1)
             return
         gen = self.groups.gen
+        rates, vc, vt, now = self._rate, self._vc, self._vt, self.now
         # _schedule_due(j) for both clocks, inline when the head is live (this runs for
         # every machine refreshed); an idle opportunistic clock is skipped
         for j in (i, i + 1) if heaps[i + 1] or next_due[i + 1] != math.inf else (i,):
             heap = heaps[j]
-            if not heap or gen[heap[0][1]] != heap[0][2]:
+            if not heap:
                 self._schedule_due(j)
                 continue
-            rate = self._rate[j]
+            head = heap[0]
+            if gen[head[1]] != head[2]:
+                self._schedule_due(j)
+                continue
+            rate = rates[j]
             if rate <= 0:
                 due = math.inf
             else:
-                now = self.now
-                left = heap[0][0] - (self._vc[j] + (now - self._vt[j]) * rate)
+                left = head[0] - (vc[j] + (now - vt[j]) * rate)
                 if left < 0.0:              # max(left, 0.0), without the call
                     left = 0.0
                 due = now + left / rate
-            if due != next_due[j]:
-                self._set_due(j, due)
+            if due != next_due[j]:          # self._set_due(j, due), inline
+                next_due[j] = due
+                self._due_version[j] += 1
+                if due < math.inf:
+                    heapq.heappush(self._ev_heap, (due, _PRIO_COMPLETE, next(self._ev_seq),
+                                                   ev.COMPLETE, j, self._due_version[j]))
 
     def _factors(self, cap: Sequence[float], u0: Sequence[float],
                  u1: Sequence[float]) -> tuple[float, float]:

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.cluster.spec import R_CPU
-from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState
+from schedlab.policies._rose.layered import LayeredPolicy, SpeculativeParams, TickState, ceil_div
 from schedlab.policies._rose.lla import lla_batch
 from schedlab.policies._rose.mmf import mmf
 from schedlab.policies._rose.tbamr import MachineRating
@@ -108,9 +108,13 @@ class RosePolicy(LayeredPolicy):
         self.version = 0
         self._done_jobs = np.zeros(workload.n_jobs, dtype=bool)
         self._tailed: set[tuple[int, float]] = set()
+        self._tail_duration = p.tail_factor * workload.duration    # tailed past this x speed
         self._rejected: dict[tuple[int, int], float] = {}
         self._rejected_by_job: dict[int, dict[int, float]] = {}   # the same, j -> {m: until}
         self._overloaded_on: tuple[np.ndarray, list[bool]] | None = None   # (load view, rule A rows)
+        # j -> (list version, time the first rejection of j by a candidate runs out): with
+        # every candidate of that list rejecting j, the walk passes j by until then
+        self._blocked_until: dict[int, tuple[int, float]] = {}
         self._job_of = workload.job
         self._ended_seen: np.ndarray | None = None   # view.ended at the last look
         self._open_tasks: list[int] = []     # per job, its tasks with an instance not ended
@@ -136,8 +140,9 @@ class RosePolicy(LayeredPolicy):
         if len(rg):
             run = rg.running
             elapsed = st.now - rg.start_time
-            limit = self.params.tail_factor * w.duration[rg.task] / np.asarray(view.speed)[rg.machine]
-            sel = np.flatnonzero(run & (elapsed > limit))
+            limit = self._tail_duration[rg.task] / np.asarray(view.speed)[rg.machine]
+            # (a 1-D nonzero: np.flatnonzero without its Python wrapper, here and below)
+            sel = (run & (elapsed > limit)).nonzero()[0]
             if len(sel):
                 tailed = self._tailed
                 job = self._job_list
@@ -159,7 +164,7 @@ class RosePolicy(LayeredPolicy):
             new = np.flatnonzero((left == 0) & ~self._done_jobs).tolist()
         else:
             # only the tasks whose ended count moved can change a job's open tasks
-            changed = np.flatnonzero(ended != seen)
+            changed = (ended != seen).nonzero()[0]
             if not len(changed):
                 return                        # no instance ended: no job can have terminated
             inst = w.instances[changed]
@@ -226,7 +231,7 @@ class RosePolicy(LayeredPolicy):
         # found it just above (nothing changed since)
         out, spec_out = (st._outstanding if st._outstanding is not None
                          else self.outstanding(st, st.pairs_on))
-        budget = self._job_rspec * self._job_inst - spec_out - self._upgraded
+        budget = self._spec_budget - spec_out - self._upgraded
         self._walk(st, tasks, cands, elig_job, out, budget, self.lla)
 
     def _walk(self, st: TickState, tasks: np.ndarray, cands: list[int], elig_job: np.ndarray,
@@ -239,6 +244,8 @@ class RosePolicy(LayeredPolicy):
         usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it
         rejected = self._rejected
         rejected_by_job = self._rejected_by_job
+        blocked = self._blocked_until
+        version = self.version
         timed_out_at = self._timed_out_at
         # rule A on the load view; the CA publishes a new array with each report, so the
         # rows stay right for as long as the same array comes
@@ -260,13 +267,17 @@ class RosePolicy(LayeredPolicy):
         task_list = tasks.tolist()
         pend_list = st.pend[tasks].tolist()
         jobs = self.workload.job[tasks]
-        starts = np.flatnonzero(jobs[1:] != jobs[:-1]) + 1
+        starts = (jobs[1:] != jobs[:-1]).nonzero()[0] + 1
         for lo, hi in zip([0, *starts.tolist()], [*starts.tolist(), len(task_list)]):
             j = job[task_list[lo]]
             if j in exhausted:
                 continue
             usable = usable_of.get(j)
             if usable is None:
+                seen = blocked.get(j)
+                if seen is not None and seen[1] > now and seen[0] == version:
+                    exhausted.add(j)         # every candidate still rejects j
+                    continue
                 until = rejected_by_job.get(j)
                 if until is not None and min(until.values()) <= now:
                     # a rejection that has run out counts no more (time only moves on)
@@ -278,10 +289,12 @@ class RosePolicy(LayeredPolicy):
                         until = None
                 usable = usable_of[j] = (list(cands) if until is None else
                                          [m for m in cands if m not in until])
-            if not usable:               # every candidate rejected j lately
-                exhausted.add(j)
-                continue
-            cap_jm = math.ceil(elig_of[j] / n_cands)     # (ceil_div; there are candidates)
+                if not usable:           # every candidate rejected j lately
+                    blocked[j] = (version, min(until[m] for m in cands))
+                    exhausted.add(j)
+                    continue
+            # (a usable list the walk emptied left its job exhausted)
+            cap_jm = ceil_div(elig_of[j], n_cands)
             for t, pend_t in zip(task_list[lo:hi], pend_list[lo:hi]):
                 n_left = min(pend_t, max(0, math.floor(budget_of[j] + 1e-9)))
                 if n_left <= 0:                # j's budget is spent (pend_t > 0), and it only shrinks

@@ -47,6 +47,7 @@ timeliness differ between ROSE and the baselines (as the spec asks for B1).
 """
 from __future__ import annotations
 
+import functools
 import math
 from operator import mul as _mul
 from typing import Any, ClassVar
@@ -141,7 +142,6 @@ class TickState:
     _noted = 0                 # actions whose machines the policy has noted (_note_actions)
 
     _ratio: Any = None
-    _ratio_rows: Any = None
 
     @property
     def ratio(self) -> np.ndarray:
@@ -155,20 +155,18 @@ class TickState:
     @ratio.setter
     def ratio(self, value: np.ndarray) -> None:
         self._ratio = value
-        self._ratio_rows = None
+        self.__dict__.pop("ratio_rows", None)
 
-    @property
+    @functools.cached_property
     def ratio_rows(self) -> Any:
         """``ratio`` by rows, ``ratio_rows[j]`` a list of floats: the policy's rows, made
         job by job on first read (policy._job_ratio_rows), or for a state whose ratio was
-        set by hand, that array's rows."""
-        if self._ratio_rows is None:
-            if self._ratio is None and "_ratio_source" in self.__dict__:
-                policy, view = self._ratio_source
-                self._ratio_rows = policy._job_ratio_rows(view)
-            else:
-                self._ratio_rows = self.ratio.tolist()
-        return self._ratio_rows
+        set by hand, that array's rows. (Kept in the instance: later reads are plain
+        attribute reads, and the NM and RM read it for every placement.)"""
+        if self._ratio is None and "_ratio_source" in self.__dict__:
+            policy, view = self._ratio_source
+            return policy._job_ratio_rows(view)
+        return self.ratio.tolist()
 
     def running_groups(self, view: Any) -> Any:
         """``view.running_groups()``, read once per tick."""
@@ -206,14 +204,19 @@ class TickState:
         """Drop (m, t) from the index if no entry of t is left at m."""
         if self._qbt is None:
             return
+        ms = self._qbt.get(t)
+        if not ms or m not in ms:
+            return
         for e in self.qm.get(m, ()):
             if e[0] == t:
                 return
-        ms = self._qbt.get(t)
-        if ms and m in ms:
-            ms.remove(m)
-            if not ms:
-                del self._qbt[t]
+        ms.remove(m)
+        if not ms:
+            del self._qbt[t]
+
+
+def _first_group_id(item: tuple[int, list[list[Any]]]) -> int:
+    return item[1][0][0]
 
 
 class _JobRatioRows(dict):
@@ -339,8 +342,12 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._mspec: dict[int, list[list[Any]]] = {}
         self._spec_n = np.zeros(M, dtype=np.int64)
         self._spec_req = np.zeros(np.shape(cluster.capacity))
+        self._resource_bins = np.arange(self._spec_req.shape[1])
         self._reg_n = np.zeros(M, dtype=np.int64)
         self._mirror_cold = True      # the first tick reads every machine
+        # record_placement's levels of the decider's view: (view, admissible minimum CPU
+        # level, CPU levels, st.alive's bytes), kept while the same array is used
+        self._view_levels: tuple[Any, float | None, list[float], bytes] | None = None
         self._acted: set[int] = set()   # machines whose copies this tick's own actions changed
         self._unread: set[int] = set()  # machines touched at decisions without a tick
         if self.speculates:
@@ -357,7 +364,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             self._lim_rho_rows = self._lim_rho.tolist()
             self._req_rows = np.asarray(w.request[:, :_NL], dtype=float).tolist()
             self._job_spec_on, self._job_rspec = self._job_switches()
-            self._spec_budget_eps = self._job_rspec * self._job_inst - _EPS
+            self._spec_budget = self._job_rspec * self._job_inst     # r_spec x job size
+            self._spec_budget_eps = self._spec_budget - _EPS
 
     def _job_switches(self) -> tuple[np.ndarray, np.ndarray]:
         p = self.params
@@ -425,13 +433,12 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             except AttributeError:
                 group_machine = st.view.group_machine
                 for a in new:
-                    m = getattr(a, "machine", None)
-                    if m is None:
+                    try:
+                        acted.add(a.machine)
+                    except AttributeError:
                         g = getattr(a, "group", None)      # Preempt, Promote
-                        if g is None:
-                            continue
-                        m = group_machine(g)
-                    acted.add(m)
+                        if g is not None:
+                            acted.add(group_machine(g))
             st._noted = len(acts)
 
     # hooks ---------------------------------------------------------------
@@ -462,7 +469,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         if key == self._ratio_look_key:
             return self._ratio_live          # no instance finished since the last look
         completed = np.asarray(view.completed)
-        changed = np.flatnonzero(completed != self._ratio_done).tolist()
+        # (a 1-D nonzero: np.flatnonzero without its Python wrapper, here and below)
+        changed = (completed != self._ratio_done).nonzero()[0].tolist()
         self._ratio_done = completed.copy()
         self._ratio_look_key = key
         job, pos = self._job_list, self._pos_in_job
@@ -546,7 +554,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         # machines in the order of their lowest speculative group id (the order in which a
         # scan of all groups by id first meets them)
         ms = self._mspec
-        st.spec_on = {m: ms[m] for m in sorted(ms, key=lambda m: ms[m][0][0])}
+        st.spec_on = dict(sorted(ms.items(), key=_first_group_id))
         st.spec_n = self._spec_n
         st.spec_req = self._spec_req
         st.reg_n = self._reg_n
@@ -566,7 +574,10 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def _reread_queues(self, view, machines) -> None:
         """Read the node queues of ``machines`` into the mirror."""
         mq = self._mq
+        lengths = view.queue_length
         for m in machines:
+            if m not in mq and not lengths[m]:
+                continue                # an empty queue, and none kept for it
             q = view.node_queue_rows(m)
             if q:
                 mq[m] = q
@@ -634,39 +645,37 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         ms = self._mspec
         for m in stale:
             ms.pop(m, None)
-        spec_n = np.zeros(M, dtype=np.int64)
-        spec_req = np.zeros_like(self._spec_req)
-        reg_n = np.zeros(M, dtype=np.int64)
-        if len(rg):
-            opp = np.asarray(rg.opportunistic, dtype=bool)
-            reg = ~opp
-            reg_n = np.bincount(rg.machine[reg], weights=rg.count[reg], minlength=M).astype(np.int64)
-            sel = np.flatnonzero(opp)
-            if len(sel):
-                mm, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
-                spec_n = np.bincount(mm, weights=cs, minlength=M).astype(np.int64)
-                # np.add.at(spec_req, mm, request * count) as one bincount: bin R m + r adds
-                # its groups in the same order, from the same 0.0
-                R = spec_req.shape[1]
-                add = self.workload.request[ts] * cs[:, None]
-                spec_req = np.bincount((mm[:, None] * R + np.arange(R)).ravel(), weights=add.ravel(),
-                                       minlength=M * R).reshape(M, R)
-                is_stale = np.zeros(M, dtype=bool)
-                is_stale[stale] = True
-                keep = np.flatnonzero(is_stale[mm])      # (a new group's machine is stale)
-                sel = sel[keep]
-                fail = self._fail_prob_rows if self._faulty else None
-                seen = self._fail_seen
-                for m, g, t, c, s0 in zip(mm[keep].tolist(), rg.gid[sel].tolist(), ts[keep].tolist(),
-                                          cs[keep].tolist(), rg.start_time[sel].tolist()):
-                    if fail is not None and fail[m] > 0 and g not in seen:
-                        self._draw_fault(m, g, t, s0, view)
-                    lst = ms.get(m)
-                    if lst is None:
-                        ms[m] = [[g, t, c, s0]]
-                    else:
-                        lst.append([g, t, c, s0])
-        self._spec_n, self._spec_req, self._reg_n = spec_n, spec_req, reg_n
+        sel = rg.opportunistic.nonzero()[0]
+        if not len(sel):
+            reg_n = np.bincount(rg.machine, weights=rg.count, minlength=M).astype(np.int64)
+            self._spec_n, self._spec_req, self._reg_n = (
+                np.zeros(M, dtype=np.int64), np.zeros_like(self._spec_req), reg_n)
+            return
+        mm, ts, cs = rg.machine[sel], rg.task[sel], rg.count[sel]
+        spec_w = np.bincount(mm, weights=cs, minlength=M)
+        # whole numbers: the regular count is all minus speculative, exactly
+        reg_n = (np.bincount(rg.machine, weights=rg.count, minlength=M) - spec_w).astype(np.int64)
+        # np.add.at(spec_req, mm, request * count) as one bincount: bin R m + r adds its
+        # groups in the same order, from the same 0.0
+        R = self._spec_req.shape[1]
+        add = self.workload.request[ts] * cs[:, None]
+        spec_req = np.bincount((mm[:, None] * R + self._resource_bins).ravel(), weights=add.ravel(),
+                               minlength=M * R).reshape(M, R)
+        fail = self._fail_prob_rows if self._faulty else None
+        seen = self._fail_seen
+        stale = set(stale)               # (a new group's machine is stale)
+        for m, g, t, c, s0 in zip(mm.tolist(), rg.gid[sel].tolist(), ts.tolist(), cs.tolist(),
+                                  rg.start_time[sel].tolist()):
+            if m not in stale:
+                continue
+            if fail is not None and fail[m] > 0 and g not in seen:
+                self._draw_fault(m, g, t, s0, view)
+            lst = ms.get(m)
+            if lst is None:
+                ms[m] = [[g, t, c, s0]]
+            else:
+                lst.append([g, t, c, s0])
+        self._spec_n, self._spec_req, self._reg_n = spec_w.astype(np.int64), spec_req, reg_n
 
     def _draw_fault(self, m: int, g: int, t: int, start: float, view) -> None:
         self._fail_seen.add(g)
@@ -686,7 +695,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
                     self.counters["spec_failures"] += g[2]
 
     def _record_backlog(self, st: TickState) -> None:
-        held = bool((st.pend > 0).any())
+        held = bool(st.pend.any())      # (pending counts are never negative)
         if not held and self.upgrades and self.speculates:
             held = bool(st.qm) or any(st.spec_on.values())
         self.backlog_ticks.append((st.now, held))
@@ -700,21 +709,24 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
     def eligible_tasks(self, view, st: TickState) -> np.ndarray:
         """Pending tasks the AMs may speculate now, FIFO (spec §1.4.6 step 1)."""
         w = self.workload
-        cand = np.flatnonzero(st.pend > 0)
+        cand = (st.pend > 0).nonzero()[0]
         if not len(cand):
             return cand
         rt = np.asarray(view.ready_time)[cand]
         j = w.job[cand]
         ok = (rt <= st.now - self.params.h_AM + _EPS) & ~self._no_spec[cand] & self._job_spec_on[j]
-        cand, rt, j = cand[ok], rt[ok], j[ok]
+        cand, j = cand[ok], j[ok]
         if not len(cand):
             return cand
         # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
         st._outstanding = self.outstanding(st, st.pairs_on)
         spec_out = st._outstanding[1]
         ok = spec_out[j] + self._upgraded[j] < self._spec_budget_eps[j]
-        cand, rt = cand[ok], rt[ok]
-        return cand[np.lexsort((cand, rt, self._task_key[cand]))]
+        # FIFO (submission, ready time, id): the RM's order of the ready tasks, cut to these
+        fifo = self._fifo_ready(view)
+        picked = np.zeros(len(st.pend), dtype=bool)
+        picked[cand[ok]] = True
+        return fifo[picked[fifo]]
 
     def spec_outstanding_by_job(self, st: TickState) -> np.ndarray:
         """Speculative instances (queued or running) per job."""
@@ -731,30 +743,26 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         job = self._job_list
         out: dict[tuple[int, int], int] = {}
         get = out.get
-        # the work on the other machines only counts per job: listed, then one bincount
-        jobs: list[int] = []
-        counts: list[int] = []
+        per_job = [0] * self.workload.n_jobs
         for m, lst in st.qm.items():
             if pairs_on is None or m in pairs_on:
                 for t, c, _ in lst:
                     key = (job[t], m)
                     out[key] = get(key, 0) + c
             else:
-                jobs += [job[e[0]] for e in lst]
-                counts += [e[1] for e in lst]
+                for t, c, _ in lst:
+                    per_job[job[t]] += c
         for m, lst in st.spec_on.items():
             if pairs_on is None or m in pairs_on:
                 for _, t, c, _ in lst:
                     key = (job[t], m)
                     out[key] = get(key, 0) + c
             else:
-                jobs += [job[g[1]] for g in lst]
-                counts += [g[2] for g in lst]
-        jobs += [j for j, _ in out]
-        counts += out.values()
-        per_job = np.bincount(np.array(jobs, dtype=np.int64), weights=np.array(counts, dtype=float),
-                              minlength=self.workload.n_jobs)
-        return out, per_job
+                for _, t, c, _ in lst:
+                    per_job[job[t]] += c
+        for (j, _m), c in out.items():
+            per_job[j] += c
+        return out, np.array(per_job, dtype=float)
 
     def nm_admit(self, st: TickState, m: int, load: np.ndarray | None) -> str:
         """Admission rule A: '' if admitted, else the rejection reason."""
@@ -806,13 +814,19 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         if view is not None:
             cached = st._view_min
             if cached is None or cached[0] is not view:     # the view is fixed within a tick
-                v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
-                cached = st._view_min = (view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None,
-                                         view[:, R_CPU].tolist())
+                # and often over several: the same array and the same machines alive
+                cached = self._view_levels
+                alive = st.alive.tobytes()
+                if cached is None or cached[0] is not view or cached[3] != alive:
+                    v_adm = st.alive & (view < self._theta_adm[None, :]).all(axis=1)
+                    cached = self._view_levels = (
+                        view, float(view[v_adm, R_CPU].min()) if v_adm.any() else None,
+                        view[:, R_CPU].tolist(), alive)
+                st._view_min = cached
             vm = cached[2][m]
             v_lo = vm if cached[1] is None else cached[1]
             vgap = vm - min(v_lo, vm)
-        q = int(st.qlen[m])
+        q = st.qlen.item(m)
         if count == 1:
             self.placement_gap.append(lm - lo)
             self.placement_ge2.append(lm > lo + _EPS and lm >= 2.0 * lo)
@@ -862,10 +876,9 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self.counters["spec_enqueued"] += c
 
     def enqueue_all(self, st: TickState, moves: list[tuple[int, int, int]], *, reason: str) -> None:
-        """:meth:`enqueue` of each (task, machine, count) in turn (the pending counts taken
-        at the end: placing reads none of them)."""
+        """:meth:`enqueue` of each (task, machine, count) in turn."""
         record = self.record_placement
-        actions, qm, qlen, now = st.actions, st.qm, st.qlen, st.now
+        actions, qm, qlen, pend, now = st.actions, st.qm, st.qlen, st.pend, st.now
         noting = st._qbt is not None
         total = 0
         for t, m, c in moves:
@@ -875,8 +888,8 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
             if noting:
                 st.note(m, t)
             qlen[m] += c
+            pend[t] -= c
             total += c
-        np.subtract.at(st.pend, [t for t, _, _ in moves], [c for _, _, c in moves])
         self.counters["spec_enqueued"] += total
 
     def instant_load(self, st: TickState) -> np.ndarray:

@@ -1,0 +1,322 @@
+"""The ROSE tick's second round of shortcuts against the plain computations.
+
+* ``_job_ratio_rows`` notes the jobs with newly finished instances and makes a job's row
+  only when it is read: rows read at any tick, in any order, against numpy's per-metric
+  bincounts over every task; a hand-set ratio still gives its own rows.
+* ``enqueue_all`` (the AM walk's placements, enqueued together) against ``enqueue`` one by
+  one: the same actions, mirrors, counts and placement records.
+* ``eligible_tasks`` cuts the RM's FIFO order of the ready tasks instead of sorting: against
+  the sort at every dispatch of real runs.
+* The AM walk goes through the eligible tasks in runs of one job and passes by a job that
+  every candidate still rejects: against the plain walk with the tasks of several jobs
+  interleaved.
+* The TBAMR watch counts each job's open tasks from the tasks whose ended count moved:
+  against the full count over every task.
+* ``TickState.forget`` looks at the task index before the queue; ``record_placement`` keeps
+  the view's levels from tick to tick: against a rebuild and the plain records.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schedlab
+from schedlab.cluster.spec import FIT_TOLERANCE as EPS
+from schedlab.policies import make_policy
+from schedlab.policies._rose import layered
+from schedlab.policies._rose.layered import TickState
+from schedlab.policies.rose import RosePolicy
+from schedlab.workload.job import Workload
+from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+from tests.rose.test_layered_fast import ratio_by_bincounts
+from tests.unit.test_rose_fast_paths import Recorder, RoseReference, _random_state
+
+NL = 4
+
+
+def _policy(seed=3, **params):
+    df, cl = w_rose_1(seed, scale=0.1, arrival_span=100.0)
+    wl = Workload.from_frame(df)
+    policy = make_policy("rose", params)
+    policy.reset(cl, wl, np.random.default_rng(0))
+    return policy
+
+
+# ------------------------------------------------------------------ ratio rows
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), nonfinite=st.booleans())
+def test_ratio_rows_read_at_any_tick_match_bincounts(seed, nonfinite):
+    rng = np.random.default_rng(seed)
+    df, cl = w_rose_1(seed % 5, scale=0.1, arrival_span=100.0)
+    wl = Workload.from_frame(df)
+    if nonfinite:         # a few tasks whose ratio is NaN or infinite
+        usage = np.array(wl.usage, dtype=float)
+        picks = rng.choice(wl.n_tasks, size=3, replace=False)
+        usage[picks[:2], 0] = np.nan
+        usage[picks[2], 1] = np.inf
+        object.__setattr__(wl, "usage", usage)
+    policy = make_policy("rose", {})
+    policy.reset(cl, wl, np.random.default_rng(0))
+
+    class View:
+        completed = np.zeros(wl.n_tasks, dtype=np.int64)
+
+    made = 0
+    for step in range(40):
+        add = rng.random(wl.n_tasks) < rng.choice([0.0, 0.02, 0.1])
+        if step % 7 == 3:     # a job's last task finishes before its earlier ones
+            add[[ts[-1] for ts in policy._tasks_of_job if len(ts) > 1]] = True
+        View.completed = View.completed + add
+        rows = policy._job_ratio_rows(View)
+        made += len(policy._ratio_pending)
+        ref = ratio_by_bincounts(policy, View.completed)
+        # some rows now (jobs left unread carry their changes to a later tick)
+        for j in rng.choice(wl.n_jobs, size=int(rng.integers(0, 6)), replace=False).tolist():
+            assert np.array(rows[j]).tobytes() == ref[j].tobytes(), f"step {step}, job {j}"
+        if step % 5 == 4:     # the whole array between lazy reads
+            assert policy._job_ratio(View).tobytes() == ref.tobytes()
+    ref = ratio_by_bincounts(policy, View.completed)
+    rows = policy._job_ratio_rows(View)
+    assert np.array([rows[j] for j in range(wl.n_jobs)]).tobytes() == ref.tobytes()
+    assert made > 0
+
+
+def test_a_hand_set_ratio_gives_its_own_rows():
+    policy = _policy()
+    rng = np.random.default_rng(1)
+    w = policy.workload
+    state = TickState.__new__(TickState)
+    for _ in range(3):
+        state.ratio = rng.uniform(0.2, 1.7, (w.n_jobs, w.request.shape[1]))
+        assert state.ratio_rows == state.ratio.tolist()
+
+    class View:
+        completed = np.zeros(w.n_tasks, dtype=np.int64)
+
+    View.completed[rng.choice(w.n_tasks, size=20, replace=False)] = 1
+    ticked = TickState.__new__(TickState)
+    ticked._ratio_source = (policy, View)
+    rows = ticked.ratio_rows
+    assert rows is ticked.ratio_rows                 # read once per tick
+    assert np.array([rows[j] for j in range(w.n_jobs)]).tobytes() == ticked.ratio.tobytes()
+
+
+# ------------------------------------------------------------------ enqueue_all
+def _enqueue_state(policy, rng, indexed):
+    M = policy.cluster.n_machines
+    state = _random_state(policy, rng, M)
+    state.alive = rng.random(M) < 0.9
+    state.qlen = rng.integers(0, 20, M)
+    state.pend = rng.integers(5, 9, policy.workload.n_tasks)
+    if indexed:
+        state.q_by_task          # the index, kept up to date by each placement
+    return state
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), indexed=st.booleans(), with_view=st.booleans())
+def test_enqueue_all_is_enqueue_one_by_one(seed, indexed, with_view):
+    rng = np.random.default_rng(seed)
+    one, batch = _policy(), _policy()
+    M, T = one.cluster.n_machines, one.workload.n_tasks
+    view = rng.uniform(0, 1, (M, NL))
+    for policy in (one, batch):
+        policy.placement_view = (lambda: view) if with_view else (lambda: None)
+    state = _enqueue_state(one, rng, indexed)
+    other = copy.deepcopy(state)
+    tasks = rng.integers(T, size=4).tolist()
+    moves = [(tasks[int(rng.integers(4))], int(rng.integers(M)), int(rng.integers(1, 4)))
+             for _ in range(int(rng.integers(1, 12)))]        # a task may go to several machines
+    for t, m, c in moves:
+        one.enqueue(state, t, m, c, reason="r")
+    batch.enqueue_all(other, moves, reason="r")
+    assert state.actions == other.actions
+    assert state.qm == other.qm and state._qbt == other._qbt
+    assert state.qlen.tolist() == other.qlen.tolist() and state.pend.tolist() == other.pend.tolist()
+    assert one.counters == batch.counters
+    for name in ("gap", "ge2", "gap_admissible", "overloaded", "queue", "view_gap", "stale_error"):
+        a, b = getattr(one, f"placement_{name}"), getattr(batch, f"placement_{name}")
+        assert np.array(a, dtype=float).tobytes() == np.array(b, dtype=float).tobytes(), name
+
+
+# ------------------------------------------------------------------ eligible tasks
+def plain_eligible(policy, view, state):
+    """Pending tasks that may speculate, sorted by (submission, ready time, id)."""
+    w = policy.workload
+    cand = np.flatnonzero(state.pend > 0)
+    rt = np.asarray(view.ready_time)[cand]
+    j = w.job[cand]
+    ok = (rt <= state.now - policy.params.h_AM + EPS) & ~policy._no_spec[cand] & policy._job_spec_on[j]
+    cand, rt, j = cand[ok], rt[ok], j[ok]
+    spec_out = policy.outstanding(state, None)[1]
+    ok = spec_out[j] + policy._upgraded[j] < policy._spec_budget_eps[j]
+    cand, rt = cand[ok], rt[ok]
+    return cand[np.lexsort((cand, rt, policy._task_key[cand]))]
+
+
+@pytest.mark.parametrize("workload", ["w1", "w2"])
+def test_eligible_tasks_cut_from_the_fifo_order_match_the_sort(workload, monkeypatch):
+    eligible = layered.LayeredPolicy.eligible_tasks
+    seen = {"calls": 0, "tasks": 0}
+
+    def checked(policy, view, state):
+        got = eligible(policy, view, state)
+        expected = plain_eligible(policy, view, state)
+        assert got.tolist() == expected.tolist()
+        seen["calls"] += 1
+        seen["tasks"] += len(got)
+        return got
+
+    monkeypatch.setattr(layered.LayeredPolicy, "eligible_tasks", checked)
+    if workload == "w1":
+        df, cl = w_rose_1(5, scale=0.1, arrival_span=100.0)
+    else:
+        df, cl = w_rose_2(1, n_machines=12, n_requests=150)
+    # task ids in no particular order, so that FIFO differs from the id order
+    df = df.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    schedlab.simulate(df, cl, make_policy("rose", {"rho_max": 0.5}), seed=3)
+    assert seen["calls"] > 50 and seen["tasks"] > 100
+
+
+# ------------------------------------------------------------------ the AM walk
+def interleaved(eligible):
+    """eligible_tasks, then the tasks of neighbouring jobs shuffled together (a fixed
+    order), so that a job's tasks come in several runs."""
+
+    def order(policy, view, state):
+        tasks = eligible(policy, view, state)
+        keys = [(k // 3, t % 2, k) for k, t in enumerate(tasks.tolist())]
+        return tasks[sorted(range(len(tasks)), key=keys.__getitem__)]
+
+    return order
+
+
+@pytest.mark.parametrize("params", [{"rho_max": 0.5}, {"Q_max": 4, "T_to": 4.0},
+                                    {"mL": 10**6, "d": 1, "rho_max": 1.0, "Y": 3.0}])
+def test_walk_over_interleaved_jobs_matches_the_plain_walk(params, monkeypatch):
+    df, cl = w_rose_1(4, scale=0.1, arrival_span=60.0)
+    monkeypatch.setattr(layered.LayeredPolicy, "eligible_tasks",
+                        interleaved(layered.LayeredPolicy.eligible_tasks))
+    fast = make_policy("rose", params)
+    fast_log = Recorder(fast)
+    res_fast = schedlab.simulate(df, cl, fast, seed=5)
+    monkeypatch.setattr(RosePolicy, "_walk", RoseReference._walk)
+    slow = make_policy("rose", params)
+    slow_log = Recorder(slow)
+    res_slow = schedlab.simulate(df, cl, slow, seed=5)
+    assert fast.counters["spec_requests"] > 20
+    assert fast.counters["spec_rejected_queue_full"] + fast.counters["spec_rejected_overloaded"] > 0
+    assert fast._blocked_until                      # some job was passed by
+    assert len(fast_log.decisions) == len(slow_log.decisions)
+    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
+        assert t_fast == t_slow
+        assert a_fast == a_slow, f"decision at t={t_fast} differs"
+    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
+    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+    assert fast.counters == slow.counters
+    assert fast.task_sent.tolist() == slow.task_sent.tolist()
+    assert fast.task_excluded.tolist() == slow.task_excluded.tolist()
+    assert fast.placement_gap == slow.placement_gap
+    assert fast.placement_view_gap == slow.placement_view_gap
+
+
+# ------------------------------------------------------------------ TBAMR job ends
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), back=st.booleans())
+def test_job_ends_from_the_changed_tasks_match_the_full_count(seed, back):
+    """Ended counts that grow (and, with ``back``, sometimes shrink) at random; every job
+    terminated, in order and at the same tick, as the count over every task finds it."""
+    rng = np.random.default_rng(seed)
+    fast, plain = _policy(seed % 5), _policy(seed % 5)
+    w = fast.workload
+    calls = {"fast": [], "plain": []}
+    for name, policy in (("fast", fast), ("plain", plain)):
+        policy.rating.job_terminated = lambda now, pens, name=name: calls[name].append((now, pens))
+
+    class NoGroups:
+        def __len__(self):
+            return 0
+
+    class View:
+        ended = np.zeros(w.n_tasks, dtype=np.int64)
+
+    for step in range(60):
+        moved = rng.random(w.n_tasks) < rng.choice([0.0, 0.05, 0.3])
+        View.ended = np.minimum(View.ended + moved * rng.integers(1, 8, w.n_tasks), w.instances)
+        if back and step % 9 == 8:
+            View.ended = np.maximum(View.ended - (rng.random(w.n_tasks) < 0.05), 0)
+        for name, policy in (("fast", fast), ("plain", plain)):
+            state = TickState.__new__(TickState)
+            state.now = float(step)
+            state._groups = NoGroups()
+            if name == "fast":
+                policy._watch_tasks(View, state)
+            else:
+                RoseReference._watch_tasks(policy, View, state)
+        assert calls["fast"] == calls["plain"], f"step {step}"
+        assert fast._done_jobs.tolist() == plain._done_jobs.tolist()
+    assert calls["fast"]
+
+
+# ------------------------------------------------------------------ forget, view levels
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_forget_keeps_the_index_of_a_rebuild(seed):
+    rng = np.random.default_rng(seed)
+    policy = _policy()
+    M = policy.cluster.n_machines
+    state = _random_state(policy, rng, M)
+    state.q_by_task
+    for _ in range(30):
+        if not state.qm:
+            break
+        m = list(state.qm)[int(rng.integers(len(state.qm)))]
+        lst = state.qm[m]
+        if rng.random() < 0.7:
+            t = lst.pop(int(rng.integers(len(lst))))[0]
+            if not lst:
+                del state.qm[m]
+        else:          # a task that may have no entry there
+            t = int(rng.integers(policy.workload.n_tasks))
+        state.forget(m, t)
+        fresh = TickState.__new__(TickState)
+        fresh.qm = state.qm
+        assert state._qbt == fresh.q_by_task
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_view_levels_kept_across_ticks_match_the_plain_records(seed):
+    """record_placement over several ticks: the same view array or a new one, machines
+    dying or coming back between ticks; the viewed gaps against the plain computation."""
+    rng = np.random.default_rng(seed)
+    policy = _policy()
+    M = policy.cluster.n_machines
+    theta = np.asarray(policy.params.theta_adm)
+    view = rng.uniform(0, 1, (M, NL))
+    policy.placement_view = lambda: view
+    alive = rng.random(M) < 0.9
+    expected = []
+    for _ in range(12):
+        if rng.random() < 0.3:
+            view = rng.uniform(0, 1, (M, NL))
+        if rng.random() < 0.3:
+            alive = rng.random(M) < 0.9
+        state = TickState.__new__(TickState)
+        state.cap = np.array(policy.cluster.capacity, dtype=float)
+        state.used = state.cap * rng.uniform(0, 1.0, state.cap.shape)
+        state.used[~np.isfinite(state.used)] = 0.0
+        state.alive = alive.copy()
+        state.qlen = rng.integers(0, 20, M)
+        v_adm = alive & (view < theta).all(axis=1)
+        for _ in range(3):
+            m = int(rng.integers(M))
+            vm = float(view[m, 0])
+            v_lo = float(view[v_adm, 0].min()) if v_adm.any() else vm
+            expected.append(vm - min(v_lo, vm))
+            policy.record_placement(state, m)
+    assert np.array(policy.placement_view_gap).tobytes() == np.array(expected).tobytes()
