@@ -550,7 +550,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._acted = set()
         self._unread = set()
         mq = self._mq
-        st.qm = {m: mq[m] for m in sorted(mq)}     # machine order, as the queue lengths give it
+        st.qm = dict(sorted(mq.items()))     # machine order, as the queue lengths give it
         # machines in the order of their lowest speculative group id (the order in which a
         # scan of all groups by id first meets them)
         ms = self._mspec
@@ -721,7 +721,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         # r_spec: speculative (queued + running) plus upgraded below r_spec x job size
         st._outstanding = self.outstanding(st, st.pairs_on)
         spec_out = st._outstanding[1]
-        ok = spec_out[j] + self._upgraded[j] < self._spec_budget_eps[j]
+        ok = (spec_out + self._upgraded < self._spec_budget_eps)[j]
         # FIFO (submission, ready time, id): the RM's order of the ready tasks, cut to these
         fifo = self._fifo_ready(view)
         picked = np.zeros(len(st.pend), dtype=bool)
@@ -800,11 +800,13 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         cache = st._load
         if cache is None:
             inst = self.instant_load(st)
-            load = np.where(st.alive, inst[:, R_CPU], np.inf)
             adm = st.alive & (inst < self._theta_adm[None, :]).all(axis=1)
-            lo_adm = float(load[adm].min()) if adm.any() else np.inf
-            cache = st._load = [load.tolist(), float(load.min()), lo_adm, (~adm & st.alive).tolist(),
-                                adm.tolist()]
+            # the minima in Python floats, as _refresh_load_rows takes them
+            load = np.where(st.alive, inst[:, R_CPU], np.inf).tolist()
+            adm_rows = adm.tolist()
+            loads = [x for x, ok in zip(load, adm_rows) if ok]
+            cache = st._load = [load, min(load), min(loads) if loads else math.inf,
+                                (~adm & st.alive).tolist(), adm_rows]
             st._load_dirty = []
         elif st._load_dirty:
             self._refresh_load_rows(st, cache)
