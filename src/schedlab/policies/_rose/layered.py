@@ -251,6 +251,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._k = -1
         self._ticks_of: dict[float, int] = {}     # period -> ticks (every)
         self._ready_n = -1              # ready tasks behind the RM's cached FIFO order
+        self._ready_seen = None         # the tick state that order was last checked for
         self._nm_ticks = max(1, round(p.h_NM / p.tick))
         # the machines that heartbeat on tick k, (m + k) % nm_ticks == 0, by k % nm_ticks
         self._beat_rows = [np.flatnonzero((np.arange(M) + r) % self._nm_ticks == 0)
@@ -723,7 +724,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         spec_out = st._outstanding[1]
         ok = (spec_out + self._upgraded < self._spec_budget_eps)[j]
         # FIFO (submission, ready time, id): the RM's order of the ready tasks, cut to these
-        fifo = self._fifo_ready(view)
+        fifo = self._fifo_ready(view, st)
         picked = np.zeros(len(st.pend), dtype=bool)
         picked[cand[ok]] = True
         return fifo[picked[fifo]]

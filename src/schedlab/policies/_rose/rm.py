@@ -52,7 +52,7 @@ class ResourceManagerRound:
             has[spec_tasks] = True
         # the tasks with demand (all ready) in FIFO order: submission, readiness, id, taken
         # from the order of every ready task (a task's ready time never changes once set)
-        order = self._fifo_ready(view)
+        order = self._fifo_ready(view, st)
         order = order[has[order]]
         if not len(order):
             return
@@ -123,9 +123,13 @@ class ResourceManagerRound:
         if granted:
             self.counters["regular_grants"] += granted
 
-    def _fifo_ready(self, view) -> np.ndarray:
+    def _fifo_ready(self, view, st: TickState) -> np.ndarray:
         """Every ready task, ordered by (submission, ready time, id); sorted again only when
-        a task became ready since the last call."""
+        a task became ready since the last call, and looked at once per tick (the RM round
+        and the AM's eligible tasks both ask, and nothing becomes ready within a tick)."""
+        if self._ready_seen is st:
+            return self._ready_fifo
+        self._ready_seen = st
         rt = view.ready_time
         ready = rt == rt                           # not NaN: ready
         n = int(np.count_nonzero(ready))
@@ -135,6 +139,7 @@ class ResourceManagerRound:
             self._ready_n = n
         return self._ready_fifo
 
+    _ready_seen: object = None
     _ready_n = -1
     _ready_fifo: np.ndarray
 
