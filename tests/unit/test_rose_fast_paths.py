@@ -413,7 +413,8 @@ class RoseReference:
                 continue
             usable = usable_of.get(j)
             if usable is None:
-                usable = usable_of[j] = [m for m in cands if self._rejected.get((j, m), -math.inf) <= now]
+                until = self._rejected_by_job.get(j, {})
+                usable = usable_of[j] = [m for m in cands if until.get(m, -math.inf) <= now]
             cap_jm = ceil_div(float(elig_job[j]), len(cands))
             bad = self._timed_out_at.get(t, ())
             for m in list(usable):
@@ -428,7 +429,7 @@ class RoseReference:
                 self.task_sent[t] += 1
                 full = st.qlen[m] >= p.Q_max
                 if full or overloaded[m]:
-                    self._rejected[(j, m)] = now + p.Y
+                    self._rejected_by_job.setdefault(j, {})[m] = now + p.Y
                     usable.remove(m)
                     self.counters["spec_rejected_queue_full" if full else "spec_rejected_overloaded"] += 1
                     self.task_excluded[t] = True

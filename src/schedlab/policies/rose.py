@@ -109,8 +109,7 @@ class RosePolicy(LayeredPolicy):
         self._done_jobs = np.zeros(workload.n_jobs, dtype=bool)
         self._tailed: set[tuple[int, float]] = set()
         self._tail_duration = p.tail_factor * workload.duration    # tailed past this x speed
-        self._rejected: dict[tuple[int, int], float] = {}
-        self._rejected_by_job: dict[int, dict[int, float]] = {}   # the same, j -> {m: until}
+        self._rejected_by_job: dict[int, dict[int, float]] = {}   # j -> {m: rejected until}
         self._overloaded_on: tuple[np.ndarray, list[bool]] | None = None   # (load view, rule A rows)
         # j -> (list version, time the first rejection of j by a candidate runs out): with
         # every candidate of that list rejecting j, the walk passes j by until then
@@ -242,7 +241,6 @@ class RosePolicy(LayeredPolicy):
         now = st.now
         exhausted: set[int] = set()          # jobs with no candidate left this tick
         usable_of: dict[int, list[int]] = {}   # per job: candidates that have not rejected it
-        rejected = self._rejected
         rejected_by_job = self._rejected_by_job
         blocked = self._blocked_until
         version = self.version
@@ -321,7 +319,6 @@ class RosePolicy(LayeredPolicy):
                     sent += 1
                     full = qlen[m] >= Q_max              # rule A, as nm_admit
                     if full or overloaded[m]:
-                        rejected[(j, m)] = now + Y
                         rejected_by_job.setdefault(j, {})[m] = now + Y
                         usable.remove(m)
                         if full:
