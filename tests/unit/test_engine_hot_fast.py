@@ -1,10 +1,8 @@
 """The engine's per-group shortcuts against the plain computation.
 
-* ``charge_running`` (a running group's allocation and usage in one loop over the columns)
-  leaves every ledger as ``charge`` does, bit for bit: both classes, starts and ends,
-  with and without per-owner tracking, on contended, uncontended and dead machines.
 * ``charge_promotion`` (a promotion in one pass) leaves every ledger as the two charges
-  of a promotion do.
+  of a promotion do, bit for bit: with and without per-owner tracking, running or
+  starting, on contended and uncontended machines.
 * A promotion's request and allocated-area correction, computed column by column in
   Python, equal numpy's whole-row formula over real runs with promotions.
 * Taking instances of a task from its first node-queue entry alone equals the general
@@ -47,8 +45,7 @@ def _same_ledgers(a, b) -> None:
 
 
 def _prepared(data, tasks: list[int], *, track_owners: bool):
-    """Two equal states with some work charged on every machine (random vectors, some
-    sharing their nonzero columns between request and usage)."""
+    """Two equal states whose ``tasks`` have random request and usage vectors."""
     states = [_state(), _state()]
     w = states[0].w
     cols = w.request.shape[1]
@@ -56,42 +53,15 @@ def _prepared(data, tasks: list[int], *, track_owners: bool):
     usage = w.usage.copy()
     values = st.sampled_from([0.1, 0.3, 1.0, 2.5, 1e-3, 7.0, 1 / 3])
     for t in tasks:
-        mask = data.draw(st.lists(st.booleans(), min_size=cols, max_size=cols))
-        same = data.draw(st.booleans())
-        umask = mask if same else data.draw(st.lists(st.booleans(), min_size=cols,
-                                                     max_size=cols))
-        request[t] = [data.draw(values) if on else 0.0 for on in mask]
-        usage[t] = [data.draw(values) if on else 0.0 for on in umask]
+        for table in (request, usage):
+            mask = data.draw(st.lists(st.booleans(), min_size=cols, max_size=cols))
+            table[t] = [data.draw(values) if on else 0.0 for on in mask]
     for state in states:                # the vectors are read from these bytes
         state._request_bytes = row_bytes(request)
         state._usage_bytes = row_bytes(usage)
         if track_owners:
             state.job_alloc                                 # starts the per-job bookkeeping
     return states
-
-
-@settings(max_examples=60, deadline=None)
-@given(data=st.data(), track_owners=st.booleans())
-def test_charge_running_equals_charge(data, track_owners):
-    tasks = [0, 1, 2, 3]
-    fast, plain = _prepared(data, tasks, track_owners=track_owners)
-    M = fast._n_machines
-    if data.draw(st.booleans()):                     # a dead machine's totals go nowhere
-        m = data.draw(st.integers(0, M - 1))
-        for state in (fast, plain):
-            state._alive_rows[m] = False
-    if data.draw(st.booleans()):                     # a contended clock on some machine
-        m = data.draw(st.integers(0, M - 1))
-        for state in (fast, plain):
-            state._factor[2 * m + data.draw(st.integers(0, 1))] = 0.5
-    for _ in range(data.draw(st.integers(1, 30))):
-        m = data.draw(st.integers(0, M - 1))
-        c = data.draw(st.integers(0, 1))
-        t = data.draw(st.sampled_from(tasks))
-        k = data.draw(st.integers(-4, 4).filter(bool))
-        fast.charge_running(m, c, t, k)
-        plain.charge(m, c, t, k)
-        _same_ledgers(fast, plain)
 
 
 @settings(max_examples=60, deadline=None)

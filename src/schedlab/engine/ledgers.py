@@ -164,76 +164,6 @@ class Ledgers:
             for r, x in v[1]:
                 crow[r] += x * k
 
-    def charge_running(self, m: int, c: int, t: int, k: int) -> None:
-        """``charge(m, c, t, k)`` (allocation and usage) of a running group, in one loop
-        over the columns when the request and the usage have the same nonzero columns and
-        machine ``m`` is uncontended; each ledger entry sees the operations of ``charge``
-        in the same order."""
-        together = self._together.get(t)      # None too before the task's first charge
-        i = 2 * m
-        fac = self._factor
-        if together is None or fac[i] != 1.0 or fac[i + 1] != 1.0:
-            self.charge(m, c, t, k)
-            return
-        free = self._free_rows[m]
-        crow = self._cu[m][c]
-        urow = self._used_rows[m]
-        self._used_dirty.add(m)
-        if self._alive_rows[m]:
-            ta, tu = self._tot_alloc, self._tot_used
-        else:
-            ta = tu = self._tot_dead
-        r = -1
-        if c:
-            row = self._opp_rows[m]
-            self._opp_dirty.add(m)
-            for r, x, u in together:
-                row[r] += x * k
-                u *= k
-                crow[r] += u
-                urow[r] += u
-                tu[r] += u
-            if r == R_SLOTS:
-                free[R_SLOTS] = (self._cap_rows[m][R_SLOTS] - self._alloc_rows[m][R_SLOTS]
-                                 - row[R_SLOTS])
-        else:
-            row = self._alloc_rows[m]
-            capr = self._cap_rows[m]
-            self._alloc_dirty.add(m)
-            if self._track_owners:
-                v = self._tvec[t]
-                j, q = v[2], v[3]
-                jrow = self._job_rows.get(j)       # self._jobs.row(j), inline
-                if jrow is None:
-                    jrow = self._jobs.row(j)
-                else:
-                    self._job_dirty.add(j)
-                qrow = self._queue_rows[q]
-                self._queue_dirty.add(q)
-                for r, x, u in together:
-                    x *= k
-                    row[r] += x
-                    jrow[r] += x
-                    qrow[r] += x
-                    ta[r] += x
-                    free[r] = capr[r] - row[r]
-                    u *= k
-                    crow[r] += u
-                    urow[r] += u
-                    tu[r] += u
-            else:
-                for r, x, u in together:
-                    x *= k
-                    row[r] += x
-                    ta[r] += x
-                    free[r] = capr[r] - row[r]
-                    u *= k
-                    crow[r] += u
-                    urow[r] += u
-                    tu[r] += u
-            if r == R_SLOTS:
-                free[R_SLOTS] -= self._opp_rows[m][R_SLOTS]
-
     def charge_promotion(self, m: int, t: int, n: int, usage: bool) -> None:
         """Move ``n`` instances of task ``t`` on machine ``m`` from the opportunistic to the
         regular class: ``charge(m, 1, t, -n, usage)`` then ``charge(m, 0, t, n, usage)``
@@ -302,9 +232,7 @@ class Ledgers:
 
     def _task_vectors(self, t: int) -> tuple:
         """(nonzero request pairs, nonzero usage pairs, job, queue) of task ``t``, cached
-        while it has instances placed (dropped when the task ends). Beside it
-        ``_together[t]`` lists (column, request, usage) when the request and the usage
-        have the same nonzero columns (else None), for ``charge_running``."""
+        while it has instances placed (dropped when the task ends)."""
         v = self._tvec.get(t)
         if v is None:
             # the rows' bytes, cut from the byte views of the arrays (no numpy call), key
@@ -323,7 +251,6 @@ class Ledgers:
                 use = cache.get(use_key)
                 if use is None:
                     use = cache[use_key] = _nonzero_pairs(use_key)
-            self._together[t] = _together(req, use)
             v = self._tvec[t] = (req, use, self._job_of_task[t], self._queue_of[t])
         return v
 
@@ -344,14 +271,6 @@ class Ledgers:
 def _nonzero_pairs(key: bytes) -> list[tuple[int, float]]:
     """The nonzero (column, value) pairs of a resource vector given as its float64 bytes."""
     return [(r, x) for r, x in enumerate(_ROW.unpack(key)) if x]
-
-
-def _together(req: list[tuple[int, float]], use: list[tuple[int, float]]) -> list | None:
-    """(column, request, usage) triples when ``req`` and ``use`` have the same columns."""
-    if len(req) != len(use):
-        return None
-    together = [(r, x, u) for (r, x), (s, u) in zip(req, use) if r == s]
-    return together if len(together) == len(req) else None
 
 
 def row_bytes(table: np.ndarray) -> memoryview:

@@ -97,7 +97,6 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self._tot_dead = [0.0] * _NR       # sink: dead machines count in no cluster total
         self._tvec: dict[int, tuple] = {}
         self._pairs_cache: dict[bytes, list[tuple[int, float]]] = {}
-        self._together: dict[int, list | None] = {}
         self._request_bytes = row_bytes(workload.request)       # for _task_vectors
         self._usage_bytes = row_bytes(workload.usage)
         self._queue_of = workload.queue.tolist()   # Python mirror for _task_vectors
@@ -237,7 +236,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
                                            next(self._ev_seq), ev.STARTUP, gid, gen))
             return gid
         # inline start_running: allocation and usage in one pass
-        self.charge_running(m, c, t, count)
+        self.charge(m, c, t, count)
         i = 2 * m + c
         v0 = self._vc[i] + (now - self._vt[i]) * self._rate[i]
         vf = v0 + work
@@ -282,7 +281,7 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         changes = self.changes
         changes.freed.add(m)
         changes.touched.add(m)
-        self.charge_running(m, c, t, -n)             # a finishing group is running
+        self.charge(m, c, t, -n, True)               # a finishing group is running
         running = self.running
         running[t] = running.item(t) - n
         self.records.attempts.append((t, lo, n, m, alloc_t, start_t, self.now, OUT_COMPLETED,

@@ -93,7 +93,6 @@ class TaskQueues:
             now = self.now
             self.end_time[t] = now
             self._tvec.pop(t, None)
-            self._together.pop(t, None)
             lo, hi = self._child_ptr[t], self._child_ptr[t + 1]
             if hi > lo:
                 waiting = self.unfinished_parents
