@@ -260,8 +260,8 @@ class RosePolicy(LayeredPolicy):
         reason = f"rose speculative (list v{self.version})"
         requests = full_n = overloaded_n = 0    # counters, added once at the end
         # each task comes once, and only its own placements take from its pending instances.
-        # The tasks go in runs of one job (FIFO keeps a job's tasks together); once a job
-        # is exhausted the rest of its run is skipped at once
+        # The tasks go in runs of one job (FIFO mostly keeps a job's tasks together; a job may
+        # come back in a later run); once a job is exhausted its runs are skipped at once
         task_list = tasks.tolist()
         pend_list = st.pend[tasks].tolist()
         jobs = self.workload.job[tasks]
