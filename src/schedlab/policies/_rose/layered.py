@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from operator import mul as _mul
 from typing import Any, ClassVar
 
@@ -140,6 +141,7 @@ class TickState:
     pairs_on: Any = ()         # machines whose (job, machine) counts the dispatch reads (none: B1, B2)
     _mirrored = False          # qm and spec_on are the policy's kept mirrors (see _scan)
     _noted = 0                 # actions whose machines the policy has noted (_note_actions)
+    ready_fifo: Any = None     # the RM's FIFO order of the ready tasks, once looked at
 
     _ratio: Any = None
 
@@ -220,16 +222,18 @@ def _first_group_id(item: tuple[int, list[list[Any]]]) -> int:
 
 
 class _JobRatioRows(dict):
-    """Job -> its ratio row; a job left out has its row made on first read."""
+    """Job -> its ratio row; a job left out has its row made on first read. The maker is
+    held weakly: the policy holds this dict, and a strong reference back would keep every
+    finished simulation alive until the collector's rare full pass."""
 
     __slots__ = ("_make",)
 
     def __init__(self, make) -> None:
         super().__init__()
-        self._make = make
+        self._make = weakref.WeakMethod(make)
 
     def __missing__(self, j: int) -> list[float]:
-        row = self[j] = self._make(j)
+        row = self[j] = self._make()(j)
         return row
 
 
@@ -251,7 +255,6 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, Policy):
         self._k = -1
         self._ticks_of: dict[float, int] = {}     # period -> ticks (every)
         self._ready_n = -1              # ready tasks behind the RM's cached FIFO order
-        self._ready_seen = None         # the tick state that order was last checked for
         self._nm_ticks = max(1, round(p.h_NM / p.tick))
         # the machines that heartbeat on tick k, (m + k) % nm_ticks == 0, by k % nm_ticks
         self._beat_rows = [np.flatnonzero((np.arange(M) + r) % self._nm_ticks == 0)

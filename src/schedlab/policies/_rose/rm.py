@@ -127,9 +127,8 @@ class ResourceManagerRound:
         """Every ready task, ordered by (submission, ready time, id); sorted again only when
         a task became ready since the last call, and looked at once per tick (the RM round
         and the AM's eligible tasks both ask, and nothing becomes ready within a tick)."""
-        if self._ready_seen is st:
-            return self._ready_fifo
-        self._ready_seen = st
+        if st.ready_fifo is not None:
+            return st.ready_fifo
         rt = view.ready_time
         ready = rt == rt                           # not NaN: ready
         n = int(np.count_nonzero(ready))
@@ -137,9 +136,9 @@ class ResourceManagerRound:
             tasks = np.flatnonzero(ready)
             self._ready_fifo = tasks[np.lexsort((tasks, rt[tasks], self._task_key[tasks]))]
             self._ready_n = n
+        st.ready_fifo = self._ready_fifo         # (kept by the tick: no cycle through the policy)
         return self._ready_fifo
 
-    _ready_seen: object = None
     _ready_n = -1
     _ready_fifo: np.ndarray
 
