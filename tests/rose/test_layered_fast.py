@@ -48,13 +48,12 @@ def ratio_by_bincounts(policy, completed: np.ndarray) -> np.ndarray:
     return out
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), nonfinite=st.booleans())
-def test_job_ratio_matches_bincounts_over_every_task(seed, nonfinite):
-    rng = np.random.default_rng(seed)
+def rose_with_ratios(seed: int, nonfinite: bool, rng) -> tuple:
+    """A reset ROSE policy on a small W-ROSE-1, and its workload; with ``nonfinite``, three
+    tasks' usage/request ratios are NaN or infinite."""
     df, cl = w_rose_1(seed % 5, scale=0.1, arrival_span=100.0)
     wl = Workload.from_frame(df)
-    if nonfinite:         # a few tasks whose ratio is NaN or infinite
+    if nonfinite:
         usage = np.array(wl.usage, dtype=float)
         picks = rng.choice(wl.n_tasks, size=3, replace=False)
         usage[picks[:2], 0] = np.nan
@@ -62,6 +61,14 @@ def test_job_ratio_matches_bincounts_over_every_task(seed, nonfinite):
         object.__setattr__(wl, "usage", usage)
     policy = make_policy("rose", {})
     policy.reset(cl, wl, np.random.default_rng(0))
+    return policy, wl
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), nonfinite=st.booleans())
+def test_job_ratio_matches_bincounts_over_every_task(seed, nonfinite):
+    rng = np.random.default_rng(seed)
+    policy, wl = rose_with_ratios(seed, nonfinite, rng)
     assert np.isfinite(policy._task_ratio[:, :NL]).all() != nonfinite
 
     class View:

@@ -26,7 +26,8 @@ from schedlab.policies.sparrow import SparrowPolicy
 from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
-from tests.unit.test_rose_fast_paths import Recorder, Reference, RoseReference, ref_load_levels
+from tests.unit.test_rose_fast_paths import (Recorder, Reference, RoseReference, assert_same_decisions,
+                                             ref_load_levels)
 
 NL = nm.N_LOAD
 
@@ -263,11 +264,7 @@ def test_every_decision_matches_the_plain_rules(name, scan_ahead, monkeypatch):
     res_slow = schedlab.simulate(df, cl, slow, seed=3)
     assert len(fast_log.decisions) == len(slow_log.decisions) > 50
     assert fast.counters["regular_grants"] > 0
-    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
-        assert t_fast == t_slow
-        assert a_fast == a_slow, f"decision at t={t_fast} differs"
-    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
-    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+    assert_same_decisions(fast_log, slow_log, res_fast, res_slow)
     assert fast.counters == slow.counters
     assert np.array_equal(fast.task_sent, slow.task_sent)
     assert np.array_equal(fast.task_excluded, slow.task_excluded)

@@ -32,8 +32,8 @@ from schedlab.policies._rose.layered import TickState
 from schedlab.policies.rose import RosePolicy
 from schedlab.workload.job import Workload
 from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
-from tests.rose.test_layered_fast import ratio_by_bincounts
-from tests.unit.test_rose_fast_paths import Recorder, RoseReference, _random_state
+from tests.rose.test_layered_fast import ratio_by_bincounts, rose_with_ratios
+from tests.unit.test_rose_fast_paths import Recorder, RoseReference, _random_state, assert_same_decisions
 
 NL = 4
 
@@ -51,16 +51,7 @@ def _policy(seed=3, **params):
 @given(seed=st.integers(0, 10**6), nonfinite=st.booleans())
 def test_ratio_rows_read_at_any_tick_match_bincounts(seed, nonfinite):
     rng = np.random.default_rng(seed)
-    df, cl = w_rose_1(seed % 5, scale=0.1, arrival_span=100.0)
-    wl = Workload.from_frame(df)
-    if nonfinite:         # a few tasks whose ratio is NaN or infinite
-        usage = np.array(wl.usage, dtype=float)
-        picks = rng.choice(wl.n_tasks, size=3, replace=False)
-        usage[picks[:2], 0] = np.nan
-        usage[picks[2], 1] = np.inf
-        object.__setattr__(wl, "usage", usage)
-    policy = make_policy("rose", {})
-    policy.reset(cl, wl, np.random.default_rng(0))
+    policy, wl = rose_with_ratios(seed, nonfinite, rng)
 
     class View:
         completed = np.zeros(wl.n_tasks, dtype=np.int64)
@@ -212,11 +203,7 @@ def test_walk_over_interleaved_jobs_matches_the_plain_walk(params, monkeypatch):
     assert fast.counters["spec_rejected_queue_full"] + fast.counters["spec_rejected_overloaded"] > 0
     assert fast._blocked_until                      # some job was passed by
     assert len(fast_log.decisions) == len(slow_log.decisions)
-    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
-        assert t_fast == t_slow
-        assert a_fast == a_slow, f"decision at t={t_fast} differs"
-    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
-    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+    assert_same_decisions(fast_log, slow_log, res_fast, res_slow)
     assert fast.counters == slow.counters
     assert fast.task_sent.tolist() == slow.task_sent.tolist()
     assert fast.task_excluded.tolist() == slow.task_excluded.tolist()

@@ -188,6 +188,16 @@ class Recorder:
         policy.decide = decide
 
 
+def assert_same_decisions(fast_log: Recorder, slow_log: Recorder, res_fast, res_slow) -> None:
+    """Two recorded runs took the same decisions, tick by tick, and so made the same
+    attempts."""
+    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
+        assert t_fast == t_slow
+        assert a_fast == a_slow, f"decision at t={t_fast} differs"
+    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
+    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+
+
 def _case(name):
     if name == "rose-w1":
         df, cl = w_rose_1(5, scale=0.1, arrival_span=100.0)
@@ -224,11 +234,7 @@ def test_every_decision_matches_the_reference(name, monkeypatch):
     res_slow = schedlab.simulate(df, cl, slow, seed=3)
     assert len(fast_log.decisions) == len(slow_log.decisions) > 50
     assert sum(len(a) for _, a in fast_log.decisions) > 20          # the runs do something
-    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
-        assert t_fast == t_slow
-        assert a_fast == a_slow, f"decision at t={t_fast} differs"
-    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
-    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+    assert_same_decisions(fast_log, slow_log, res_fast, res_slow)
     assert fast.counters == slow.counters
     assert fast.placement_gap == slow.placement_gap
     assert fast.placement_view_gap == slow.placement_view_gap
@@ -515,11 +521,7 @@ def test_rose_walk_watch_and_timeouts_match_the_reference(params, monkeypatch):
     assert fast.counters["spec_requests"] > 20 and fast.counters["spec_timeouts"] + \
         fast.counters["spec_rejected_queue_full"] + fast.counters["spec_rejected_overloaded"] > 0
     assert len(fast_log.decisions) == len(slow_log.decisions)
-    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
-        assert t_fast == t_slow
-        assert a_fast == a_slow, f"decision at t={t_fast} differs"
-    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
-    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+    assert_same_decisions(fast_log, slow_log, res_fast, res_slow)
     assert fast.counters == slow.counters
     assert np.array_equal(fast.rating.score, slow.rating.score)
     assert fast.placement_gap == slow.placement_gap
