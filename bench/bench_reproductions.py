@@ -82,21 +82,21 @@ class Run:
 
 # --------------------------------------------------------------------------- workloads
 def _hybrid_w1(seed: int) -> tuple[Any, Any]:
-    from schedlab.workload import hybrid_workloads as hw
+    from schedlab.papers.hybrid import workloads as hw
     # SCENARIOS["full"]["W-HYB-1"] at b70c807: scale 1.0, 15 h, synthetic demand
     wl = hw.w_hyb_1(seed, **accepted(hw.w_hyb_1, scale=1.0, hours=15.0, demand="synthetic"))
     return wl.frame, wl.cluster
 
 
 def _hybrid_google(seed: int) -> tuple[Any, Any]:
-    from schedlab.workload import hybrid_workloads as hw
+    from schedlab.papers.hybrid import workloads as hw
     # SCENARIOS["full"]["Google-2011"] at b70c807
     wl = hw.google_hybrid(seed, task_fraction=0.147, hours=14.0, n_machines=125)
     return wl.frame, wl.cluster
 
 
 def _dress(kind: str, seed: int, arg: float | None = None) -> tuple[Any, Any]:
-    from schedlab.workload import dress_workloads as dw
+    from schedlab.papers.dress import workloads as dw
     if kind == "spark":
         frame = dw.spark_workload(seed)
     elif kind == "mr":
@@ -111,7 +111,7 @@ def _dress(kind: str, seed: int, arg: float | None = None) -> tuple[Any, Any]:
 
 
 def _rose1(seed: int, variant: str) -> tuple[Any, Any]:
-    from schedlab.workload.rose_workloads import w_rose_1
+    from schedlab.papers.rose.workloads import w_rose_1
     kw: dict[str, Any] = {"scale": 0.2, "arrival_span": 200.0}       # b70c807 defaults
     if variant == "disk":
         kw["disk_heavy"] = True
@@ -121,12 +121,12 @@ def _rose1(seed: int, variant: str) -> tuple[Any, Any]:
 
 
 def _rose2(seed: int) -> tuple[Any, Any]:
-    from schedlab.workload.rose_workloads import w_rose_2
+    from schedlab.papers.rose.workloads import w_rose_2
     return w_rose_2(seed, n_machines=100)
 
 
 def _drs(cluster: str, a: int, m: int, rate: float, seed: int, sizes: str) -> tuple[Any, Any]:
-    from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+    from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
     from schedlab.workload.job import Workload
     w = Workload.from_frame(drs_jobs(a, m, rate=rate, seed=seed, sizes=sizes))
     spec = drs_cluster_1(50, seed=seed) if cluster == "w1" else drs_cluster_2(
@@ -136,7 +136,7 @@ def _drs(cluster: str, a: int, m: int, rate: float, seed: int, sizes: str) -> tu
 
 def _drs_trace(name: str) -> tuple[Any, Any]:
     # b70c807 reproduce.drs.trace_table(0, quick=False)
-    from schedlab.workload.drs_workloads import alibaba_dags, drs_cluster_1, tpch_dags
+    from schedlab.papers.drs.workloads import alibaba_dags, drs_cluster_1, tpch_dags
     frame = alibaba_dags(100, seed=0) if name == "alibaba2018" else tpch_dags(30, seed=0)
     return frame, drs_cluster_1(50, seed=0)
 
@@ -149,18 +149,18 @@ WORKLOADS: dict[str, Callable[..., tuple[Any, Any]]] = {
 
 # --------------------------------------------------------------------------- policies
 def _dress_policy(**params: Any) -> Any:
-    from schedlab.policies.dress import DressPolicy
+    from schedlab.papers.dress.policy import DressPolicy
     return DressPolicy(**params)
 
 
 def _yarn_capacity(app_order: bool = True) -> Any:
     # b70c807 reproduce.dress._baseline: registry "capacity" under the YARN container model
-    from schedlab.policies.dress import YarnContainers
+    from schedlab.papers.dress.policy import YarnContainers
     return YarnContainers("capacity", app_order=app_order)
 
 
 def _small_first() -> Any:
-    from schedlab.reproduce.dress import SmallFirstContainers    # same class at both commits
+    from schedlab.papers.dress.reproduce import SmallFirstContainers    # same class at both commits
     return SmallFirstContainers()
 
 

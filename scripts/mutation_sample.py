@@ -43,7 +43,7 @@ MUTMUT = Path(sys.executable).parent / "mutmut"
 KILLED_CODES = {1, 3, 36, -24, 24, 152, 255, -11, -9}
 STATUS = {0: "survived", 5: "no tests", 33: "no tests", None: "not checked"}
 
-_PRI = "schedlab.policies.preemptive_priority.xǁPriorityPolicyǁ"
+_PRI = "schedlab.papers.hybrid.preemptive_priority.xǁPriorityPolicyǁ"
 _FFI = "schedlab.policies._fifo_index."
 # Sampled survivors judged equivalent: they cannot change any result a user can see.
 EQUIVALENT: dict[str, str] = {
@@ -97,7 +97,7 @@ EQUIVALENT: dict[str, str] = {
     _PRI + "decide__mutmut_230": "Place.reason is not recorded",
     _PRI + "reset__mutmut_38": "dtype None keeps the integer instance counts",
     _PRI + "reset__mutmut_102": "np.full(-1) is int64 without dtype",
-    "schedlab.policies.preemptive_priority.xǁ_Snapshotǁgroups__mutmut_5":
+    "schedlab.papers.hybrid.preemptive_priority.xǁ_Snapshotǁgroups__mutmut_5":
         "float64 copy of small integer counts: same comparisons and sums",
     # judged on the seed-21 sample (third session)
     "schedlab.engine.state.xǁClusterStateǁ__init____mutmut_141":
@@ -112,7 +112,7 @@ EQUIVALENT: dict[str, str] = {
         "the column-key cache is never hit: the columns are rebuilt, same values",
     "schedlab.policies._fifo_index.xǁFirstFitIndexǁ_pop__mutmut_12":
         "only moves the queue compaction point; the queue's live entries are unchanged",
-    "schedlab.policies.preemptive_priority.xǁPriorityPolicyǁreset__mutmut_50":
+    "schedlab.papers.hybrid.preemptive_priority.xǁPriorityPolicyǁreset__mutmut_50":
         "the single-instance fast path off: the sticky count comes from the running groups, same count",
     # judged on the seed-22 sample (fourth session)
     "schedlab.policies._fifo_index.xǁFirstFitIndexǁ_free_space__mutmut_12":
@@ -141,7 +141,7 @@ EQUIVALENT: dict[str, str] = {
 }
 
 # PRI census (fourth session): survivors judged equivalent by reading, grouped by reason
-_PRI = "schedlab.policies.preemptive_priority.xǁPriorityPolicyǁ"
+_PRI = "schedlab.papers.hybrid.preemptive_priority.xǁPriorityPolicyǁ"
 _PRI_EQUIVALENT: dict[str, dict[str, list[int]]] = {
     'the reason text of an action, never read': {
         '_evict_for': [32, 37, 44, 48],
@@ -216,7 +216,7 @@ _PRI_EQUIVALENT: dict[str, dict[str, list[int]]] = {
 }
 EQUIVALENT.update({f"{_PRI}{f}__mutmut_{n}": why for why, fs in _PRI_EQUIVALENT.items()
                    for f, ns in fs.items() for n in ns})
-EQUIVALENT.update({f"schedlab.policies.preemptive_priority.x__powerful__mutmut_{n}": 'np.errstate or a float column read without dtype (warnings and dtype only)'
+EQUIVALENT.update({f"schedlab.papers.hybrid.preemptive_priority.x__powerful__mutmut_{n}": 'np.errstate or a float column read without dtype (warnings and dtype only)'
                    for n in [5, 8, 9, 10, 11]})
 # A mutant that hung (time did not advance) and was stopped by hand instead of waiting for
 # mutmut's CPU limit (30x its tests' time): counted as a timeout, i.e. killed.

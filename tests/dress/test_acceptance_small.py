@@ -10,9 +10,9 @@ DRESS starving the large jobs.
 import numpy as np
 import pytest
 
-from schedlab.metrics.dress_metrics import compare_runs
+from schedlab.papers.dress.metrics import compare_runs
 from schedlab.reproduce.calibration import calibration_seeds, load_calibration
-from schedlab.reproduce.dress import TARGETS, DressRun, calibrated_scales, simulate_run
+from schedlab.papers.dress.reproduce import TARGETS, DressRun, calibrated_scales, simulate_run
 
 KINDS = ("spark", "mr")
 
@@ -32,7 +32,7 @@ def test_stored_calibration_has_both_kinds_and_its_search():
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_capacity_near_table2_on_two_calibration_seeds(kind):
-    from schedlab.metrics.dress_metrics import run_summary
+    from schedlab.papers.dress.metrics import run_summary
     runs = [run_summary(_run(kind, s, "capacity")) for s in calibration_seeds(2)]
     for metric, paper in TARGETS.items():
         mean = np.mean([r[metric] for r in runs])

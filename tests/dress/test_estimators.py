@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from schedlab.policies._dress_estimators import (JobTracker, StartupDelay, adjust_delta,
+from schedlab.papers.dress._estimators import (JobTracker, StartupDelay, adjust_delta,
                                                  ramp)
 
 

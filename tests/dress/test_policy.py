@@ -3,8 +3,8 @@ import pytest
 import numpy as np
 
 import schedlab
-from schedlab.policies.dress import DressPolicy, YarnContainers, job_peak_demand
-from schedlab.workload.dress_workloads import dress_cluster, spark_workload
+from schedlab.papers.dress.policy import DressPolicy, YarnContainers, job_peak_demand
+from schedlab.papers.dress.workloads import dress_cluster, spark_workload
 from schedlab.workload.job import Workload
 
 

@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 
 import schedlab
-from schedlab.reproduce.dress import SmallFirstContainers, _baseline, share_breakdown
-from schedlab.workload.dress_workloads import dress_cluster
+from schedlab.papers.dress.reproduce import SmallFirstContainers, _baseline, share_breakdown
+from schedlab.papers.dress.workloads import dress_cluster
 
 
 def _frame():

@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from schedlab.reproduce.dress import CAL_TOL, reproduce
+from schedlab.papers.dress.reproduce import CAL_TOL, reproduce
 from schedlab.reproduce.report import write_outputs
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedlab.workload.dress_workloads import (MR_SMALL_IDS, SPARK_SMALL_IDS, mixed_workload,
+from schedlab.papers.dress.workloads import (MR_SMALL_IDS, SPARK_SMALL_IDS, mixed_workload,
                                                mr_workload, small_job_ids, spark_workload,
                                                swim_workload, toy_workload)
 

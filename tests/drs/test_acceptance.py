@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from schedlab.reproduce.calibration import load_calibration
-from schedlab.reproduce.drs import (POLICIES, TARGET_LOAD, Run, check_d1, check_d3, d3_order,
+from schedlab.papers.drs.reproduce import (POLICIES, TARGET_LOAD, Run, check_d1, check_d3, d3_order,
                                     run_group)
 
 
@@ -48,7 +48,7 @@ def test_d1_reduced(reduced):
 
 @pytest.mark.slow
 def test_full_reproduction(tmp_path):
-    from schedlab.reproduce.drs import reproduce
+    from schedlab.papers.drs.reproduce import reproduce
     res = reproduce(seeds=5, out=tmp_path)
     assert res.scale == "full" and len(res.checks) == 7
     verdict = {c.id: c.passed for c in res.checks}

@@ -9,15 +9,15 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
-from schedlab.policies._drs import kernels
-from schedlab.policies._drs.baseline import stable_order
+from schedlab.papers.drs import _kernels as kernels
+from schedlab.papers.drs._baseline import stable_order
 from schedlab.draws import sample_without_replacement
-from schedlab.policies._drs.common import COLS, Book, FitScan, fits_one
-from schedlab.policies.clr import ClrPolicy
-from schedlab.policies.natjam import NatjamPolicy
-from schedlab.policies.snb import SnbPolicy
-from schedlab.policies.srpt import SrptPolicy
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+from schedlab.papers.drs._common import COLS, Book, FitScan, fits_one
+from schedlab.papers.drs.clr import ClrPolicy
+from schedlab.papers.drs.natjam import NatjamPolicy
+from schedlab.papers.drs.snb import SnbPolicy
+from schedlab.papers.drs.srpt import SrptPolicy
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
 class _RefNatjam(NatjamPolicy):
@@ -96,7 +96,7 @@ def test_skipping_tasks_that_fit_nowhere_changes_nothing(module, monkeypatch):
     """``FitScan`` jumps over pending tasks that cannot act; the run must equal the one
     that visits every pending task (the skip replaced by the identity)."""
     import importlib
-    mod = importlib.import_module(f"schedlab.policies.{module}")
+    mod = importlib.import_module(f"schedlab.papers.drs.{module}")
 
     def run():
         return schedlab.simulate(drs_jobs(30, 10, rate=100, seed=4, size_scale=20),

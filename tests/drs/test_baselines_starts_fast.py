@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import schedlab
-from schedlab.policies.clr import ClrPolicy
-from schedlab.policies.natjam import NatjamPolicy
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+from schedlab.papers.drs.clr import ClrPolicy
+from schedlab.papers.drs.natjam import NatjamPolicy
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
 def _plain(base):

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.policies._drs.common import Book
+from schedlab.papers.drs._common import Book
 
 
 def _soonest(book: Book, m: int) -> float:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.policies._drs import kernels
-from schedlab.policies._drs.common import Book
+from schedlab.papers.drs import _kernels as kernels
+from schedlab.papers.drs._common import Book
 
 _OPS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 9),
                           st.integers(0, 6), st.booleans()), min_size=1, max_size=200)

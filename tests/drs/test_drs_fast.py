@@ -10,8 +10,8 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import R_SLOTS
-from schedlab.policies.drs import DrsPolicy
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+from schedlab.papers.drs.policy import DrsPolicy
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
 class _PlainLoads(DrsPolicy):
@@ -64,7 +64,7 @@ def test_domain_fit_flags_are_the_per_worker_test(cluster):
     """Stage 3 skips its per-task capacity filter when every worker of the domain can hold
     the task: the flag must be exactly the filter keeping every worker."""
     from schedlab.cluster.spec import FIT_TOLERANCE
-    from schedlab.policies._drs.common import COLS
+    from schedlab.papers.drs._common import COLS
     pol = DrsPolicy(DrsPolicy.Params(workers_per_scheduler=4 if cluster == "ec2" else None))
     spec = drs_cluster_2(8) if cluster == "ec2" else drs_cluster_1(50, seed=5)
     w = drs_jobs(60, 15, rate=5.0, seed=5, size_scale=37.0)

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedlab
-from schedlab.policies import drs as drs_module
-from schedlab.policies.drs import DrsPolicy, rounded_order
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+from schedlab.papers.drs import policy as drs_module
+from schedlab.papers.drs.policy import DrsPolicy, rounded_order
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
 def _reference(a: float, b: float) -> int:

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import schedlab
-from schedlab.policies._drs.gossip import route_job
-from schedlab.policies.drs import DrsPolicy
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+from schedlab.papers.drs._gossip import route_job
+from schedlab.papers.drs.policy import DrsPolicy
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
 def _reference_route(policy: DrsPolicy, j: int) -> int:

@@ -9,12 +9,12 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM, R_SLOTS
-from schedlab.policies._drs.common import fits
-from schedlab.policies._drs.greedy import pack_score, select
-from schedlab.policies._drs.predictor import (mutual_reinforcement, queue_len_only,
+from schedlab.papers.drs._common import fits
+from schedlab.papers.drs._greedy import pack_score, select
+from schedlab.papers.drs._predictor import (mutual_reinforcement, queue_len_only,
                                               queued_work_level)
-from schedlab.policies.drs import DrsPolicy
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+from schedlab.papers.drs.policy import DrsPolicy
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
 class _VectorisedDrs(DrsPolicy):

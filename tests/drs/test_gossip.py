@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.policies._drs.gossip import GossipNet, grg_radius, route_job
+from schedlab.papers.drs._gossip import GossipNet, grg_radius, route_job
 
 
 def _connected(adj: list[np.ndarray]) -> bool:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from schedlab.metrics.drs_metrics import offered_load
-from schedlab.workload.drs_workloads import drs_cluster
+from schedlab.papers.drs.metrics import offered_load
+from schedlab.papers.drs.workloads import drs_cluster
 from schedlab.workload.job import Workload
 
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import schedlab
-from schedlab.metrics.drs_metrics import drs_summary, resource_cost
+from schedlab.papers.drs.metrics import drs_summary, resource_cost
 from schedlab.policies.registry import make_policy
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_jobs
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
 
 
 @pytest.mark.parametrize("policy", ["drs", "natjam", "clr", "srpt", "snb"])
@@ -37,7 +37,7 @@ def test_resource_cost_by_hand(policy):
     cost = 2.4 * 1.75 = 4.2. Both fit at once, so no scheduler queues or preempts.
     """
     import pandas as pd
-    from schedlab.workload.drs_workloads import drs_cluster
+    from schedlab.papers.drs.workloads import drs_cluster
     df = pd.DataFrame({"job_id": ["j", "j"], "task_id": ["a", "b"], "submit_time": [0.0, 0.0],
                        "duration": [1.0, 2.0], "cpu": [2.0, 2.0], "mem": [4.0, 4.0],
                        "deadline": [100.0, 100.0]})
@@ -67,8 +67,8 @@ def test_drs_prefers_fast_workers_when_idle():
 
 def test_drs_milp_never_uses_a_rejected_plan(monkeypatch):
     """A plan that fails the check is counted, warned about, and replaced by greedy."""
-    from schedlab.policies import drs as drs_mod
-    from schedlab.policies._drs.ilp import Solution
+    from schedlab.papers.drs import policy as drs_mod
+    from schedlab.papers.drs._ilp import Solution
 
     def bad_solver(inst, **_):
         n = inst.n_tasks

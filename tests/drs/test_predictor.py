@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.policies._drs.predictor import (WaitHistory, mutual_reinforcement,
+from schedlab.papers.drs._predictor import (WaitHistory, mutual_reinforcement,
                                               queue_len_only, queued_work_level)
 
 SLOTS = np.array([1.0, 1.0])

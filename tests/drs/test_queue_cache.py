@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import schedlab
-from schedlab.policies.snb import SnbPolicy
-from schedlab.policies.srpt import SrptPolicy
-from schedlab.workload.drs_workloads import drs_cluster_2, drs_jobs
+from schedlab.papers.drs.snb import SnbPolicy
+from schedlab.papers.drs.srpt import SrptPolicy
+from schedlab.papers.drs.workloads import drs_cluster_2, drs_jobs
 
 
 class _Checked:

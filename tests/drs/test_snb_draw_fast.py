@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import schedlab
 from schedlab.draws import bounded_draw
-from schedlab.policies.snb import SnbPolicy
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+from schedlab.papers.drs.snb import SnbPolicy
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 
 
 @settings(max_examples=300, deadline=None)

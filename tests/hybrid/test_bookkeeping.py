@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 import schedlab
-from schedlab.policies.hybrid import HybridPolicy
-from schedlab.policies.preemptive_priority import PriKPolicy
-from schedlab.workload.hybrid_workloads import w_hyb_1
+from schedlab.papers.hybrid.policy import HybridPolicy
+from schedlab.papers.hybrid.preemptive_priority import PriKPolicy
+from schedlab.papers.hybrid.workloads import w_hyb_1
 
 
 class _Checked:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from schedlab.reproduce.hybrid import build_checks
+from schedlab.papers.hybrid.reproduce import build_checks
 
 W = "W-HYB-1"
 

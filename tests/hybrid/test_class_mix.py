@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.workload import hybrid_workloads as hw
+from schedlab.papers.hybrid import workloads as hw
 
 HAVE_TRACE = bool(hw.google_task_parts())
 needs_trace = pytest.mark.skipif(not HAVE_TRACE, reason="Google 2011 excerpt not available")

@@ -15,7 +15,7 @@ import pytest
 
 import schedlab
 from schedlab.reproduce.calibration import load_calibration
-from schedlab.workload.hybrid_workloads import google_task_parts, w_hyb_1
+from schedlab.papers.hybrid.workloads import google_task_parts, w_hyb_1
 
 SCALE, HOURS, SEED = 0.1, 15.0, 0
 CASES = {"pri": {}, "pri-k": {"k": 5}, "hybrid": {"sticky_slots": 23}}

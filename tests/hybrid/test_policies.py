@@ -12,8 +12,8 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import cluster_from_table
-from schedlab.metrics.hybrid_metrics import hybrid_metrics
-from schedlab.workload.hybrid_workloads import CORE, hybrid_cluster
+from schedlab.papers.hybrid.metrics import hybrid_metrics
+from schedlab.papers.hybrid.workloads import CORE, hybrid_cluster
 
 EVENT = {"unit_time": 0.0}
 

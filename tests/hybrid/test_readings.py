@@ -9,8 +9,8 @@ import pandas as pd
 
 import schedlab
 from schedlab.cluster.spec import cluster_from_table
-from schedlab.metrics.hybrid_metrics import hybrid_metrics
-from schedlab.workload.hybrid_workloads import CORE, w_hyb_1
+from schedlab.papers.hybrid.metrics import hybrid_metrics
+from schedlab.papers.hybrid.workloads import CORE, w_hyb_1
 
 EVENT = {"unit_time": 0.0}
 ONE_SLOT = cluster_from_table(pd.DataFrame({

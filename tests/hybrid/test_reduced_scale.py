@@ -18,9 +18,9 @@ from __future__ import annotations
 import pytest
 
 import schedlab
-from schedlab.metrics.hybrid_metrics import hybrid_metrics
+from schedlab.papers.hybrid.metrics import hybrid_metrics
 from schedlab.reproduce.calibration import load_calibration
-from schedlab.workload.hybrid_workloads import google_task_parts, w_hyb_1
+from schedlab.papers.hybrid.workloads import google_task_parts, w_hyb_1
 
 SCALE, HOURS, SEED = 0.1, 15.0, 0
 STICKY = (0, 200, 800)          # nominal labels of 3,072 slots, scaled with the slots

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from schedlab.reproduce.calibration import load_calibration
-from schedlab.reproduce.hybrid import MAP_LOADS, STICKY_SWEEP, reproduce
+from schedlab.papers.hybrid.reproduce import MAP_LOADS, STICKY_SWEEP, reproduce
 from schedlab.reproduce.report import write_outputs
 
 IDS = [f"H{i}" for i in range(1, 13)]

@@ -10,8 +10,8 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import cluster_from_table
-from schedlab.reproduce.hybrid import _simulate_capped
-from schedlab.workload.hybrid_workloads import CORE
+from schedlab.papers.hybrid.reproduce import _simulate_capped
+from schedlab.papers.hybrid.workloads import CORE
 
 EVENT = {"unit_time": 0.0}
 ONE_SLOT = cluster_from_table(pd.DataFrame({

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.workload import hybrid_workloads as hw
+from schedlab.papers.hybrid import workloads as hw
 
 needs_trace = pytest.mark.skipif(not hw.google_task_parts(), reason="Google 2011 excerpt missing")
 

@@ -14,7 +14,7 @@ import pytest
 
 import schedlab
 from schedlab.reproduce.common import Check, ReproductionResult
-from schedlab.reports.reproduce_all import PAPERS
+from schedlab.papers.reproduce_all import PAPERS
 from schedlab.workload.generators import demo_workload
 
 
@@ -26,7 +26,7 @@ def _stand_in(paper: str, *, passes: bool) -> types.ModuleType:
             Check(f"{paper}-1", "runs finish", "all", str(res.summary["jobs_finished"]), "> 0", True),
             Check(f"{paper}-2", "a claim", "1", "0", "= 1", passes),
         ])
-    mod = types.ModuleType(f"schedlab.reproduce.{paper}")
+    mod = types.ModuleType(f"schedlab.papers.{paper}.reproduce")
     mod.reproduce = reproduce
     return mod
 
@@ -35,7 +35,7 @@ def _stand_in(paper: str, *, passes: bool) -> types.ModuleType:
 def stand_ins(monkeypatch):
     def install(failing: tuple[str, ...] = ()) -> None:
         for paper in PAPERS:
-            monkeypatch.setitem(sys.modules, f"schedlab.reproduce.{paper}",
+            monkeypatch.setitem(sys.modules, f"schedlab.papers.{paper}.reproduce",
                                 _stand_in(paper, passes=paper not in failing))
     return install
 

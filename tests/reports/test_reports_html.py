@@ -104,7 +104,7 @@ def test_reproduce_all_skips_missing_and_reports(tmp_path, monkeypatch):
     import sys
     import types
     from schedlab.reproduce.common import Check, ReproductionResult
-    from schedlab.reports.reproduce_all import reproduce_all, write_combined_report
+    from schedlab.papers.reproduce_all import reproduce_all, write_combined_report
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
@@ -117,9 +117,9 @@ def test_reproduce_all_skips_missing_and_reports(tmp_path, monkeypatch):
         return ReproductionResult("fakepaper", [Check("F1", "claim", "1", "1.1", "> 0", True),
                                                 Check("F2", "other", "2", "0", "> 1", False)],
                                   figures={"fig one": out / "fig1.png"})
-    mod = types.ModuleType("schedlab.reproduce._fakepaper")
+    mod = types.ModuleType("schedlab.papers._fakepaper.reproduce")
     mod.reproduce = fake_reproduce
-    monkeypatch.setitem(sys.modules, "schedlab.reproduce._fakepaper", mod)
+    monkeypatch.setitem(sys.modules, "schedlab.papers._fakepaper.reproduce", mod)
     notes = []
     ocs = reproduce_all(seeds=1, out=tmp_path, quick=True, papers=["_fakepaper", "_missing_paper"],
                         note=notes.append)

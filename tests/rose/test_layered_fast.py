@@ -24,10 +24,10 @@ from schedlab import simulate
 from schedlab.cluster.actions import Dequeue, Drop, Enqueue, Place, Preempt, Promote, Reserve
 from schedlab.cluster.view import ClusterView
 from schedlab.policies import make_policy
-from schedlab.policies._rose import layered
-from schedlab.policies._rose.layered import TickState
+from schedlab.papers.rose import _layered as layered
+from schedlab.papers.rose._layered import TickState
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_1
+from schedlab.papers.rose.workloads import w_rose_1
 from tests.unit.test_rose_fast_paths import Reference, _random_state
 from tests.unit.test_rose_mirror import MirrorCheck, _run
 

@@ -20,12 +20,12 @@ from schedlab.cluster.actions import Dequeue, Place, Promote
 from schedlab.cluster.spec import FIT_TOLERANCE as EPS
 from schedlab.cluster.spec import R_MEM
 from schedlab.policies import make_policy
-from schedlab.policies._rose import nm, rm
-from schedlab.policies._rose.layered import TickState
-from schedlab.policies.sparrow import SparrowPolicy
-from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
+from schedlab.papers.rose import _nm as nm, _rm as rm
+from schedlab.papers.rose._layered import TickState
+from schedlab.papers.rose.sparrow import SparrowPolicy
+from schedlab.papers.rose.yarn_opportunistic import YarnOpportunisticPolicy
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
 from tests.unit.test_rose_fast_paths import (Recorder, Reference, RoseReference, assert_same_decisions,
                                              ref_load_levels)
 

@@ -8,14 +8,14 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import homogeneous_cluster
-from schedlab.policies._rose.layered import TickState
-from schedlab.policies._rose.lla import lla, lla_batch, outlier_trimmed_mean
-from schedlab.policies._rose.mmf import mmf
-from schedlab.policies._rose.tbamr import MachineRating, job_penalty, tbamr_scores
+from schedlab.papers.rose._layered import TickState
+from schedlab.papers.rose._lla import lla, lla_batch, outlier_trimmed_mean
+from schedlab.papers.rose._mmf import mmf
+from schedlab.papers.rose._tbamr import MachineRating, job_penalty, tbamr_scores
 from schedlab.policies.base import Dequeue, Place, Preempt
-from schedlab.policies.rose import RosePolicy
+from schedlab.papers.rose.policy import RosePolicy
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
 
 
 # ------------------------------------------------------------------ R8: LLA, exact
@@ -238,7 +238,7 @@ def test_reduced_scale_r1_r2_direction():
 def test_b1_excludes_when_queues_are_full_and_sparrow_late_binds():
     df, cl = w_rose_2(1, n_machines=5, n_requests=100)
     b1 = schedlab.simulate(df, cl, "yarn-opportunistic", params={"mQL": 2})
-    from schedlab.metrics.rose_metrics import speculative_shares
+    from schedlab.papers.rose.metrics import speculative_shares
     sh = speculative_shares(b1.sim.policy)
     assert sh["spec_tasks"] > 0 and sh["excluded"] > 0
     assert b1.summary["instances_unfinished"] == 0
@@ -251,7 +251,7 @@ def test_b1_excludes_when_queues_are_full_and_sparrow_late_binds():
 
 # ------------------------------------------------------------------ B1 RM allocation, tick mirror
 def test_b1_rm_hands_out_to_shortest_reported_queues_with_per_node_cap():
-    from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
+    from schedlab.papers.rose.yarn_opportunistic import YarnOpportunisticPolicy
     rows = [{"job_id": "j0", "task_id": f"t{i}", "submit_time": 0.0, "duration": 10.0,
              "cpu": 1, "mem": 1, "instances": n} for i, n in enumerate((4, 1))]
     w = Workload.from_frame(pd.DataFrame(rows))
@@ -279,7 +279,7 @@ def test_b1_delivers_to_queues_with_room_and_sends_the_rest_back():
     unasked."""
     from types import SimpleNamespace
 
-    from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
+    from schedlab.papers.rose.yarn_opportunistic import YarnOpportunisticPolicy
     rows = [{"job_id": "j0", "task_id": f"t{i}", "submit_time": 0.0, "duration": 10.0,
              "cpu": 1, "mem": 1, "instances": 3} for i in range(3)]
     w = Workload.from_frame(pd.DataFrame(rows))
@@ -320,7 +320,7 @@ def test_tick_state_queue_index_is_built_lazily_and_kept_in_sync():
 
 
 def test_ablation_table_pairs_rows_with_b0_of_the_same_seed():
-    from schedlab.reproduce.rose import _vs_b0
+    from schedlab.papers.rose.reproduce import _vs_b0
     runs = pd.DataFrame({
         "workload": ["W-ROSE-1"] * 6 + ["other"], "policy": ["B0", "B0", "X", "X", "Y", "ROSE", "Y"],
         "seed": [0, 1, 0, 1, 1, 1, 0], "cpu_backlog": [0.3, 0.4, 0.45, 0.4, 0.8, 0.5, 9.0],
@@ -337,7 +337,7 @@ def test_ablation_table_pairs_rows_with_b0_of_the_same_seed():
 def test_b1_allocates_opportunistic_only_when_no_guaranteed_capacity_is_free():
     # spec §1.5 B1: opportunistic containers only when no node has room for the task, in
     # the RM's heartbeat view (the instantaneous free capacity does not count)
-    from schedlab.policies.yarn_opportunistic import YarnOpportunisticPolicy
+    from schedlab.papers.rose.yarn_opportunistic import YarnOpportunisticPolicy
     rows = [{"job_id": "j0", "task_id": f"t{i}", "submit_time": 0.0, "duration": 10.0,
              "cpu": c, "mem": 1, "instances": 1} for i, c in enumerate((2, 6))]
     w = Workload.from_frame(pd.DataFrame(rows))
@@ -389,7 +389,7 @@ def test_v2_cluster_classes_and_unhealthy_machines():
     """Largest remainder over 100 machines: shares 53.5 / 30.7 / 8.0 / 7.8 floor to
     53 / 30 / 8 / 7 (98); the two largest remainders (.8 and .7) add one each -> 53/31/8/8.
     5% unhealthy = 5 machines at speed 0.5 with spec_fail_prob 0.1, the rest 1.0 and 0."""
-    from schedlab.workload.rose_workloads import rose_cluster_v2
+    from schedlab.papers.rose.workloads import rose_cluster_v2
     cl = rose_cluster_v2(100, seed=3)
     caps = pd.Series(list(zip(cl.capacity[:, 0], cl.capacity[:, 1]))).value_counts()
     assert caps.to_dict() == {(32.0, 128.0): 53, (32.0, 64.0): 31, (32.0, 192.0): 8,
@@ -402,7 +402,7 @@ def test_v2_cluster_classes_and_unhealthy_machines():
 
 
 def test_usage_steps_segments_and_levels():
-    from schedlab.workload.rose_workloads import usage_steps
+    from schedlab.papers.rose.workloads import usage_steps
     dur = np.array([4.0, 15.0, 60.0, 200.0])
     steps = usage_steps(dur, np.full(4, 0.4), np.full(4, 0.8), seed=1)
     assert len(steps[0][0]) == 1                       # shorter than the 5 s minimum segment
@@ -422,7 +422,7 @@ def test_usage_steps_segments_and_levels():
 
 
 def test_v2_cpu_scale_multiplies_cpu_ratios_only():
-    from schedlab.workload.rose_workloads import w_rose_1_v2
+    from schedlab.papers.rose.workloads import w_rose_1_v2
     a, _ = w_rose_1_v2(5, n_machines=5, n_jobs=6, spread="pairs")
     b, _ = w_rose_1_v2(5, n_machines=5, n_jobs=6, spread="pairs", cpu_scale=1.5)
     ra = a.usage[:, 0] / a.request[:, 0]
@@ -439,7 +439,7 @@ def test_backlog_utilization_hand_worked():
     Backlog ticks (1 s) at 0, 2, 3 -> intervals [0,1) [2,3) [3,4): area 0.25 + 0.75 + 0.75
     = 1.75 over 3 s = 0.58333."""
     from types import SimpleNamespace
-    from schedlab.metrics.rose_metrics import backlog_utilization
+    from schedlab.papers.rose.metrics import backlog_utilization
     lv = pd.DataFrame({"time": [0.0, 2.0, 5.0], "cpu_used": [1.0, 3.0, 0.0],
                        "cpu_capacity": [4.0] * 3, "cpu_allocated": [4.0, 4.0, 0.0],
                        "disk_used": [0.0] * 3, "disk_capacity": [1.0] * 3})
@@ -476,7 +476,7 @@ def test_unhealthy_machine_fails_speculative_tasks_only():
 
 
 def test_backlog_ticks_cover_the_pending_time_of_b0():
-    from schedlab.metrics.rose_metrics import backlog_utilization
+    from schedlab.papers.rose.metrics import backlog_utilization
     df, cl = w_rose_2(0, n_machines=4, n_requests=40)
     res = schedlab.simulate(df, cl, "yarn-centralized")
     out = backlog_utilization(res)
@@ -488,7 +488,7 @@ def test_backlog_ticks_cover_the_pending_time_of_b0():
 @pytest.mark.slow
 def test_reproduce_quick_fills_every_section(tmp_path):
     from schedlab.reproduce.report import write_outputs
-    from schedlab.reproduce.rose import REGIME_LOADS, REGIME_SPREADS, reproduce
+    from schedlab.papers.rose.reproduce import REGIME_LOADS, REGIME_SPREADS, reproduce
     res = reproduce(seeds=1, out=tmp_path, quick=True, verbose=False)
     assert [c.id for c in res.checks] == [f"R{i}" for i in range(1, 9)]
     assert res.scale == "quick"
@@ -538,7 +538,7 @@ def test_tuning_rule_rejects_values_that_idle_a_mechanism():
     """C2 rule: the best objective wins only among values that keep every guard within
     GUARD_TOL of the default. T_to 20 has the best CPU but a p95 wait 30% above the
     default's: rejected; mL 40 gains CPU within the guards: adopted."""
-    from schedlab.reproduce import rose as R
+    from schedlab.papers.rose import reproduce as R
     base = {"cpu_backlog": 0.40, "makespan": 100.0, "spec_wait_p95": 10.0,
             "kills_per_1000_launches": 20.0, "placement_gap": 0.40, "spec_timeouts": 50.0}
     change = {("T_to", 20.0): {"cpu_backlog": 0.50, "spec_wait_p95": 13.0},

@@ -27,11 +27,11 @@ from hypothesis import strategies as st
 import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE as EPS
 from schedlab.policies import make_policy
-from schedlab.policies._rose import layered
-from schedlab.policies._rose.layered import TickState
-from schedlab.policies.rose import RosePolicy
+from schedlab.papers.rose import _layered as layered
+from schedlab.papers.rose._layered import TickState
+from schedlab.papers.rose.policy import RosePolicy
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
 from tests.rose.test_layered_fast import ratio_by_bincounts, rose_with_ratios
 from tests.unit.test_rose_fast_paths import Recorder, RoseReference, _random_state, assert_same_decisions
 

@@ -9,7 +9,7 @@ from schedlab.engine.simulation import Simulation
 from schedlab.policies.registry import make_policy
 from schedlab.testing.fakes import Wrapped
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_2
+from schedlab.papers.rose.workloads import w_rose_2
 
 
 class FreezeSpy(Wrapped):

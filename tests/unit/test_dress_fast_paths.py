@@ -23,14 +23,14 @@ from hypothesis import strategies as st
 
 import schedlab
 from schedlab.cluster.spec import R_SLOTS, cluster_from_table
-from schedlab.policies._dress_estimators import JobTracker, _History, adjust_delta, ramp
+from schedlab.papers.dress._estimators import JobTracker, _History, adjust_delta, ramp
 from schedlab.policies._phases import greedy_place
 from schedlab.policies.base import Policy
 from schedlab.policies.capacity import CapacityPolicy
-from schedlab.policies.dress import (DressPolicy, YarnContainers, _place_containers,
+from schedlab.papers.dress.policy import (DressPolicy, YarnContainers, _place_containers,
                                      _place_containers_rows, app_ordered)
-from schedlab.reproduce.dress import SmallFirstContainers
-from schedlab.workload.dress_workloads import dress_cluster, mixed_workload, mr_workload, \
+from schedlab.papers.dress.reproduce import SmallFirstContainers
+from schedlab.papers.dress.workloads import dress_cluster, mixed_workload, mr_workload, \
     spark_workload
 
 

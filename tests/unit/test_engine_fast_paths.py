@@ -21,9 +21,9 @@ from schedlab.engine.simulation import Simulation
 from schedlab.policies import make_policy
 from schedlab.policies.base import Policy
 from schedlab.testing.fakes import Wrapped
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_jobs
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_2
+from schedlab.papers.rose.workloads import w_rose_2
 
 
 def _free_by_formula(view) -> np.ndarray:

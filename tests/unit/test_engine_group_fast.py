@@ -23,9 +23,9 @@ from schedlab.cluster.spec import RESOURCES, cluster_from_table
 from schedlab.cluster.state import FREE, ROW_FIELDS, RUNNING, STARTING, GroupTable
 from schedlab.engine.simulation import Simulation
 from schedlab.policies.registry import make_policy
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_jobs
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_2
+from schedlab.papers.rose.workloads import w_rose_2
 
 _INT = {"task", "machine", "inst_lo", "count", "attempt", "cls", "state", "sticky",
         "resumable"}

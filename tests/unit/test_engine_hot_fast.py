@@ -27,7 +27,7 @@ from schedlab.engine.simulation import Simulation
 from schedlab.engine.tasks import QueueEntry, runs_of
 from schedlab.policies.registry import make_policy
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_2
+from schedlab.papers.rose.workloads import w_rose_2
 from tests.unit.test_engine_decision_fast import _queues, _state
 
 _LEDGERS = ("_alloc_rows", "_opp_rows", "_used_rows", "_cu", "_tot_alloc", "_tot_used",

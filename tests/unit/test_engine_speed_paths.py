@@ -31,9 +31,9 @@ from schedlab.metrics.records import ATTEMPT_FIELDS
 from schedlab.policies.base import Policy
 from schedlab.policies.registry import make_policy
 from schedlab.testing.fakes import Wrapped
-from schedlab.workload.drs_workloads import drs_cluster_1, drs_jobs
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_2
+from schedlab.papers.rose.workloads import w_rose_2
 
 
 class HeapArrivals(Simulation):

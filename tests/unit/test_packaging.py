@@ -15,9 +15,10 @@ PKG = Path(schedlab.__file__).parent
 def test_package_data_covers_every_data_file():
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"]["schedlab"]
-    files = [p.relative_to(PKG).as_posix() for p in (PKG / "data").rglob("*") if p.is_file()
+    files = [p.relative_to(PKG).as_posix() for folder in ("data", "papers")
+             for p in (PKG / folder).rglob("*") if p.is_file() and p.suffix != ".py"
              and "__pycache__" not in p.parts]
-    assert any(f.startswith("data/calibration/") for f in files)
+    assert sum(f.endswith("/calibration.json") for f in files) == 4
     missing = [f for f in files if not any(fnmatch.fnmatchcase(f, pat) and
                                            f.count("/") == pat.count("/") for pat in patterns)]
     assert not missing, f"not in [tool.setuptools.package-data]: {missing}"

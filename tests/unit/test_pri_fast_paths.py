@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedlab
-from schedlab.policies import _pri_kernels
-from schedlab.policies.hybrid import HybridPolicy
-from schedlab.policies.preemptive_priority import PriKPolicy, PriorityPolicy, _ClassQueue
-from schedlab.workload.hybrid_workloads import w_hyb_1
+from schedlab.papers.hybrid import _kernels as _pri_kernels
+from schedlab.papers.hybrid.policy import HybridPolicy
+from schedlab.papers.hybrid.preemptive_priority import PriKPolicy, PriorityPolicy, _ClassQueue
+from schedlab.papers.hybrid.workloads import w_hyb_1
 
 numba = pytest.importorskip("numba")
 COMPILED = _pri_kernels.load()

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import schedlab
-from schedlab.policies.hybrid import HybridPolicy
-from schedlab.policies.preemptive_priority import PriKPolicy, PriorityPolicy
+from schedlab.papers.hybrid.policy import HybridPolicy
+from schedlab.papers.hybrid.preemptive_priority import PriKPolicy, PriorityPolicy
 from schedlab.testing.builders import WorkloadBuilder, machines
 
 EVENT = {"unit_time": 0.0}

@@ -20,12 +20,12 @@ import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE as EPS
 from schedlab.cluster.spec import homogeneous_cluster
 from schedlab.policies import make_policy
-from schedlab.policies._rose import layered, lla
+from schedlab.papers.rose import _layered as layered, _lla as lla
 from schedlab.cluster.actions import Dequeue
-from schedlab.policies._rose.layered import TickState, ceil_div
-from schedlab.policies.rose import RosePolicy
+from schedlab.papers.rose._layered import TickState, ceil_div
+from schedlab.papers.rose.policy import RosePolicy
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
 
 NL = 4
 

@@ -19,9 +19,9 @@ import pytest
 
 from schedlab.engine.simulation import Simulation
 from schedlab.policies import make_policy
-from schedlab.policies._rose import layered
+from schedlab.papers.rose import _layered as layered
 from schedlab.workload.job import Workload
-from schedlab.workload.rose_workloads import w_rose_1, w_rose_1_v2, w_rose_2
+from schedlab.papers.rose.workloads import w_rose_1, w_rose_1_v2, w_rose_2
 
 
 def rebuild(policy, view, *, draw: bool) -> dict:

@@ -14,8 +14,8 @@ import pytest
 
 import schedlab
 from schedlab.policies.registry import make_policy, policy_ids
-from schedlab.workload.dress_workloads import dress_cluster, spark_workload
-from schedlab.workload.rose_workloads import w_rose_1
+from schedlab.papers.dress.workloads import dress_cluster, spark_workload
+from schedlab.papers.rose.workloads import w_rose_1
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import pytest
 import schedlab
 from schedlab.cluster.spec import cluster_from_table
 from schedlab.policies import make_policy
-from schedlab.workload.dress_workloads import dress_cluster, spark_workload
-from schedlab.workload.hybrid_workloads import CORE, w_hyb_1
-from schedlab.workload.rose_workloads import w_rose_1, w_rose_2
+from schedlab.papers.dress.workloads import dress_cluster, spark_workload
+from schedlab.papers.hybrid.workloads import CORE, w_hyb_1
+from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
 
 
 def _asked_on_every_event(policy):

@@ -20,7 +20,7 @@ import schedlab
 from schedlab import draws
 from schedlab.errors import InputError
 from schedlab.metrics import records
-from schedlab.workload import drs_workloads as dw
+from schedlab.papers.drs import workloads as dw
 from schedlab.workload.job import Workload
 from schedlab.workload.table import OPTIONAL_COLUMNS, WORKLOAD_COLUMNS, _check_parents, normalize_workload
 from schedlab.workload.traces import tpch
@@ -380,7 +380,7 @@ def ref_google_task_table(ev: pd.DataFrame) -> pd.DataFrame:
                           st.one_of(st.just(float("nan")), st.floats(0, 1))),
                 min_size=1, max_size=60))
 def test_google_task_table_matches_pandas_groupby(events):
-    from schedlab.workload.hybrid_workloads import _google_task_table
+    from schedlab.papers.hybrid.workloads import _google_task_table
     ev = pd.DataFrame(events, columns=["time", "job_id", "task_index", "event_type", "priority",
                                        "mem"]).astype({"event_type": np.int8, "priority": np.int8})
     got = _google_task_table(*(ev[c].to_numpy() for c in ev.columns))

@@ -18,7 +18,7 @@ from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED
 from schedlab.errors import InputError
 from schedlab.reports.compare import (DEFAULT_CLUSTER, DEFAULT_SEEDS, DEFAULT_WORKLOAD, compare, diff_table,
                                       mean_table, ratio_table, split_policies)
-from schedlab.reports.reproduce_all import reproduce_all, write_combined_report
+from schedlab.papers.reproduce_all import reproduce_all, write_combined_report
 from schedlab.reproduce.common import print_acceptance
 from schedlab.sweeps import sweep
 

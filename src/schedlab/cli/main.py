@@ -220,7 +220,7 @@ app.add_typer(reproduce_app, name="reproduce")
 
 def _paper_module(paper: str):
     try:  # by name: a build may leave a paper out, and each pulls in its own solvers
-        return importlib.import_module(f"schedlab.reproduce.{paper}")
+        return importlib.import_module(f"schedlab.papers.{paper}.reproduce")
     except ModuleNotFoundError:
         raise InputError(f"the {paper} reproduction is not available in this build") from None
 

@@ -36,7 +36,8 @@ __all__ = ["register", "make_policy", "policy_ids", "policy_class", "describe_po
 ENTRY_POINT_GROUP = "schedlab.policies"
 
 _REGISTRY: dict[str, type[Policy]] = {}
-# Policy modules are discovered (every public module of schedlab.policies) and imported
+# Policy modules are discovered (every public module of schedlab.policies, and the
+# modules that each paper package lists in its POLICIES) and imported
 # lazily, so the engine never imports policies and a new policy needs no edit here.
 _loaded = False
 
@@ -52,6 +53,21 @@ def register(cls: type[Policy]) -> type[Policy]:
     return cls
 
 
+def _paper_policy_modules() -> dict[str, str]:
+    """Policy id -> module, for every paper package (``schedlab.papers.<name>.POLICIES``)."""
+    import pkgutil
+
+    import schedlab.papers as papers
+    found: dict[str, str] = {}
+    for info in sorted(pkgutil.iter_modules(papers.__path__), key=lambda i: i.name):
+        if not info.ispkg:
+            continue
+        pkg = importlib.import_module(f"schedlab.papers.{info.name}")
+        for pid, mod in getattr(pkg, "POLICIES", {}).items():
+            found[pid] = f"schedlab.papers.{info.name}.{mod}"
+    return found
+
+
 def _load_all() -> None:
     global _loaded
     if _loaded:
@@ -63,6 +79,8 @@ def _load_all() -> None:
         if info.name.startswith("_") or info.name in ("base", "registry"):
             continue
         importlib.import_module(f"schedlab.policies.{info.name}")
+    for module in sorted(set(_paper_policy_modules().values())):
+        importlib.import_module(module)
     _loaded = True
     for name in _entry_points():
         if name not in _REGISTRY:
@@ -182,7 +200,10 @@ def policy_class(policy_id: str) -> type[Policy]:
         # most ids name their module (``pri-k`` aside): importing just that one keeps a
         # single run from importing every policy (the DRS ones pull in the MILP solver)
         module = policy_id.replace("-", "_")
-        if module.isidentifier() and not module.startswith("_") and module not in ("base", "registry"):
+        paper_module = _paper_policy_modules().get(policy_id)
+        if paper_module is not None:
+            importlib.import_module(paper_module)
+        elif module.isidentifier() and not module.startswith("_") and module not in ("base", "registry"):
             try:
                 importlib.import_module(f"schedlab.policies.{module}")
             except ModuleNotFoundError as exc:

@@ -1,7 +1,5 @@
-"""Paper reproductions: each module runs a paper's experiments and checks its claims.
-
-A module ``schedlab.reproduce.<paper>`` exposes ``reproduce(*, seeds, out, quick) ->
-ReproductionResult`` (see :mod:`schedlab.reproduce.common`). ``schedlab reproduce <paper>``
-calls it, prints the tables and writes ``acceptance.csv`` beside the data files.
+"""What every paper reproduction shares: the result type and tables (``common``), the
+process pool with resume (``runner``), the stored calibrations (``calibration``) and the
+output files (``report``). Each paper's own reproduction is ``schedlab.papers.<name>.reproduce``,
+exposing ``reproduce(*, seeds, out, quick) -> ReproductionResult``.
 """
-PAPERS = ("hybrid", "dress", "rose", "drs")

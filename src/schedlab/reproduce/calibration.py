@@ -4,7 +4,7 @@ A reproduction names a few free workload knobs (a duration scale, a load factor,
 scale). ``schedlab calibrate <paper>`` runs a recorded search for them on the calibration
 seeds (1000-1004), comparing the *baseline* policy's figures with the paper's published
 baseline row. The chosen values and the search that found them are stored in
-``schedlab/data/calibration/<paper>.json``; ``schedlab reproduce <paper>`` reads them, measures
+``schedlab/papers/<paper>/calibration.json``; ``schedlab reproduce <paper>`` reads them, measures
 the baseline again on the calibration seeds and writes ``calibration.csv``:
 
     knob, value, metric, paper, measured, tolerance, within
@@ -138,7 +138,7 @@ class StoredCalibration:
 
 
 def _packaged(paper: str) -> Path:
-    return Path(str(resources.files("schedlab"))) / "data" / "calibration" / f"{paper}.json"
+    return Path(str(resources.files("schedlab"))) / "papers" / paper / "calibration.json"
 
 
 def load_calibration(paper: str, path: str | Path | None = None) -> StoredCalibration | None:

@@ -11,6 +11,7 @@ policy or workload generator reruns instead of returning a stale result.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing as mp
 import os
 import pickle
 import sys
@@ -38,6 +39,15 @@ def code_fingerprint() -> str:
 
 def job_key(job: Any) -> str:
     return hashlib.sha256(f"{code_fingerprint()}|{job!r}".encode()).hexdigest()[:20]
+
+
+def _pool_context() -> mp.context.BaseContext:
+    """``fork`` (fast, and the workers see the parent's modules), except after polars has
+    been imported: its thread pool does not survive a fork, and a forked worker that reads a
+    trace with it hangs. Then ``forkserver``."""
+    if "polars" in sys.modules or "fork" not in mp.get_all_start_methods():
+        return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+    return mp.get_context("fork")
 
 
 def _nice() -> None:
@@ -108,7 +118,8 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int = 2,
         for i in todo:
             _store(i, fn(jobs[i]))
         return results
-    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_nice) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_nice,
+                             mp_context=_pool_context()) as pool:
         pending = {pool.submit(fn, jobs[i]): i for i in todo}
         try:
             while pending:

@@ -1,0 +1,124 @@
+"""``schedlab reproduce all``: run every paper reproduction present, write one report.
+
+Each paper module ``schedlab.papers.<paper>.reproduce`` exposes
+``reproduce(seeds=, out=, quick=) -> ReproductionResult``. Missing modules are skipped
+with a note; a reproduction that raises is reported as an error and the others still run.
+"""
+from __future__ import annotations
+
+import html
+import importlib
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+
+from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
+
+__all__ = ["PAPERS", "PaperOutcome", "reproduce_all", "write_combined_report"]
+
+from schedlab.papers import PAPERS
+
+
+@dataclass
+class PaperOutcome:
+    paper: str
+    status: str                    # "ran", "missing", "error"
+    result: Any = None             # ReproductionResult when status == "ran"
+    error: str = ""
+    out: Path | None = None
+    files: list[Path] = field(default_factory=list)
+
+
+def reproduce_all(*, seeds: int = 5, out: str | Path = "out/reproduce", quick: bool = False,
+                  papers: Sequence[str] = PAPERS,
+                  note: Callable[[str], None] = print,
+                  on_result: Callable[[PaperOutcome], None] | None = None) -> list[PaperOutcome]:
+    out = Path(out)
+    outcomes: list[PaperOutcome] = []
+    for paper in papers:
+        modname = f"schedlab.papers.{paper}.reproduce"
+        try:
+            mod = importlib.import_module(modname)
+        except ModuleNotFoundError as exc:
+            if exc.name not in (modname, modname.rpartition(".")[0]):
+                raise
+            note(f"note: the {paper} reproduction ({modname}) is not in this build; skipped")
+            outcomes.append(PaperOutcome(paper, "missing"))
+            continue
+        pout = out / paper
+        pout.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        try:
+            res = mod.reproduce(seeds=seeds, out=pout, quick=quick)
+        except Exception as exc:
+            note(f"error: the {paper} reproduction raised {type(exc).__name__}: {exc}")
+            oc = PaperOutcome(paper, "error", error="".join(traceback.format_exception(exc)), out=pout)
+        else:
+            if not res.wall_seconds:
+                res.wall_seconds = time.perf_counter() - t0
+            from schedlab.reproduce.report import write_outputs
+            write_outputs(res, pout, command=f"schedlab reproduce {paper} --seeds {seeds} "
+                          f"--out {pout}" + (" --quick" if quick else ""))
+            oc = PaperOutcome(paper, "ran", result=res, out=pout)
+        oc.files = sorted(p for p in pout.rglob("*") if p.is_file())
+        outcomes.append(oc)
+        if on_result:
+            on_result(oc)
+    return outcomes
+
+
+def _figure_html(name: str, path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        return image_html(path.read_bytes(), name)
+    if suffix == ".svg":
+        return f"<figure>{path.read_text()}<figcaption>{html.escape(name)}</figcaption></figure>"
+    return paragraph(f"{name}: {path}")
+
+
+def write_combined_report(path: str | Path, outcomes: Sequence[PaperOutcome], *,
+                          meta: dict[str, Any]) -> Path:
+    rows = []
+    sections = []
+    for oc in outcomes:
+        if oc.status == "ran":
+            res = oc.result
+            acc = res.acceptance()
+            n_pass = int((acc["result"] == "PASS").sum())
+            rows.append({"paper": oc.paper.upper(), "status": "ran", "checks": len(acc),
+                         "passed": n_pass, "failed": len(acc) - n_pass,
+                         "wall_seconds": float(res.wall_seconds)})
+            s = Section(f"paper-{oc.paper}", f"{oc.paper.upper()}: acceptance checks")
+            s.add(table_html(acc, verdict_column="result"))
+            for note_text in res.notes:
+                s.add(paragraph(note_text, cls="note"))
+            for name, tab in res.tables.items():
+                s.add(paragraph(f"table {name}", cls="note"))
+                s.add(table_html(pd.DataFrame(tab)))
+            shown = set()
+            for name, fpath in res.figures.items():
+                fpath = Path(fpath)
+                if fpath.exists():
+                    s.add(_figure_html(name, fpath))
+                    shown.add(fpath.resolve())
+            for f in oc.files:        # figures written to out but not listed in res.figures
+                if f.suffix.lower() in (".png", ".svg") and f.resolve() not in shown:
+                    s.add(_figure_html(f.name, f))
+            csvs = [str(f.relative_to(oc.out.parent)) for f in oc.files if f.suffix == ".csv"]
+            if csvs:
+                s.add(paragraph("CSV files: " + ", ".join(csvs), cls="note"))
+            sections.append(s)
+        elif oc.status == "error":
+            rows.append({"paper": oc.paper.upper(), "status": "error", "checks": 0, "passed": 0,
+                         "failed": 0, "wall_seconds": float("nan")})
+            sections.append(Section(f"paper-{oc.paper}", f"{oc.paper.upper()}: error").add(
+                f"<pre>{html.escape(oc.error[-4000:])}</pre>"))
+        else:
+            rows.append({"paper": oc.paper.upper(), "status": "not in this build", "checks": 0,
+                         "passed": 0, "failed": 0, "wall_seconds": float("nan")})
+    overview = Section("overview", "Overview").add(table_html(pd.DataFrame(rows)))
+    return write_html(path, "schedlab paper reproductions", [overview, *sections], meta=meta)
