@@ -1,4 +1,4 @@
-"""Acceptance checks of spec 5.2 on the calibrated W-DRS-1 (spec 7.5).
+"""Acceptance checks D1-D7 (docs/papers/drs.md) on the calibrated W-DRS-1.
 
 Default run: a reduced scale that keeps the calibrated regime. The task-size scale is the
 stored one, so the offered load at 5 jobs/s is the calibrated 0.77 for m = 15; only the

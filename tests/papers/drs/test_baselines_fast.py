@@ -113,7 +113,7 @@ def test_skipping_tasks_that_fit_nowhere_changes_nothing(module, monkeypatch):
 @pytest.mark.parametrize("module", ["natjam", "clr"])
 @pytest.mark.parametrize("cluster, rate", [("ec2", 100.0), ("w1", 50.0), ("w1", 5.0)])
 def test_compiled_walk_matches_the_python_loop(module, cluster, rate, monkeypatch):
-    """The compiled placement walk (``_drs.kernels``) places, evicts and splits exactly as
+    """The compiled placement walk (``_kernels``) places, evicts and splits exactly as
     the Python loop: the same attempts, row for row, on an overloaded EC2-like cluster
     and on the 50 heterogeneous workers of W-DRS-1 (where it searches only workers with
     a free processor), overloaded (50 jobs/s) and not (5 jobs/s)."""
@@ -160,7 +160,7 @@ class _FastSrpt(_Moves, SrptPolicy):
 
 
 class _RefSrpt(_Moves, SrptPolicy):
-    """SRPT before the speed-ups: running work summed at every call, numpy argmin, queues
+    """SRPT written plainly: running work summed at every call, numpy argmin, queues
     sorted by a key function, no skip of queues the smallest request does not fit."""
 
     name = "srpt-ref"

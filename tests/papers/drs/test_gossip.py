@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.papers.drs._gossip import GossipNet, grg_radius, route_job
+from schedlab.papers.drs._gossip import GossipNet, grg_radius
+from schedlab.papers.drs.algorithms import job_processing as route_job
 
 
 def _connected(adj: list[np.ndarray]) -> bool:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.papers.drs._greedy import optimality_gap, select
+from schedlab.papers.drs._greedy import optimality_gap
+from schedlab.papers.drs.algorithms import select
 from schedlab.papers.drs.reproduce import ilp_gap_table
 
 
@@ -27,6 +28,6 @@ def test_greedy_never_infeasible_and_gap_nonnegative():
 
 
 def test_gap_definition():
-    from schedlab.papers.drs._ilp import Solution
+    from schedlab.papers.drs.ilp import Solution
     opt = Solution("optimal", np.zeros(1, int), np.zeros(1), 2.0)
     assert optimality_gap(2.5, opt) == 0.25

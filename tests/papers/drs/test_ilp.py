@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.papers.drs._ilp import Instance, check_schedule, processor_assignment, solve_ilp
+from schedlab.papers.drs.ilp import Instance, check_schedule, processor_assignment, solve_ilp
 
 
 def _inst(n, *, deadline=None, fast_slots=1, fast_cpu=4.0, edges=(), busy=()):
@@ -91,7 +91,7 @@ def test_model_forbids_tied_starts_beyond_processors():
     its default feasibility tolerance; the check runs at that default (1e-6), looser than
     the one ``solve_ilp`` sets, so a model that leans on sub-tolerance gaps fails here.
     """
-    from schedlab.papers.drs import _ilp as ilp
+    from schedlab.papers.drs import ilp
 
     inst = _inst(3, deadline=1.0, fast_slots=2)
     m = ilp.build_model(inst)
@@ -114,7 +114,7 @@ def test_export_model_writes_an_mps_that_resolves_to_the_same_optimum(tmp_path):
     import highspy
 
     inst = _inst(3, deadline=1.0, fast_slots=2)
-    m = __import__("schedlab.papers.drs._ilp", fromlist=["x"]).export_model(
+    m = __import__("schedlab.papers.drs.ilp", fromlist=["x"]).export_model(
         inst, tmp_path / "case.mps")
     h = highspy.Highs()
     h.silent()
@@ -128,7 +128,7 @@ def test_export_model_writes_an_mps_that_resolves_to_the_same_optimum(tmp_path):
 
 def test_a_plan_that_fails_the_check_is_rejected(monkeypatch):
     """Whatever a solver returns is checked; an overloaded plan is never 'optimal'."""
-    from schedlab.papers.drs import _ilp as ilp
+    from schedlab.papers.drs import ilp
 
     inst = _inst(3, deadline=1.0, fast_slots=2)
 

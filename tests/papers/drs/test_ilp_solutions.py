@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedlab.papers.drs._ilp import Instance, check_schedule, solve_ilp
+from schedlab.papers.drs.ilp import Instance, check_schedule, solve_ilp
 
 
 @st.composite

@@ -18,7 +18,7 @@ def _two_jobs() -> Workload:
 
 
 def test_offered_load_by_hand():
-    # spec 7.5: rate x mean tasks per job x mean service / slots. Rate: 2 jobs, 1 s apart
+    # rate x mean tasks per job x mean service / slots. Rate: 2 jobs, 1 s apart
     # -> 1 job/s; mean tasks per job 3/2; mean service (0.5 + 1.5 + 1.0)/3 = 1 s; slots
     # 4 + 8 = 12 (speeds do not enter): 1 x 1.5 x 1 / 12 = 0.125
     c = drs_cluster([4, 8], [8, 16])

@@ -16,7 +16,7 @@ def test_runs_to_completion(policy):
     pol = make_policy(policy)
     res = schedlab.simulate(df, drs_cluster_1(10, seed=1), pol, seed=1)
     w = res.sim.w
-    assert (res.sim.completed == w.instances).all()
+    assert (res.sim.records.completed == w.instances).all()
     first = res.attempts[res.attempts.outcome == 0].set_index("task")
     for t in range(w.n_tasks):           # a task starts only after its parents ended
         for p in w.parents(t):
@@ -50,7 +50,7 @@ def test_resource_cost_by_hand(policy):
 def test_drs_milp_solver_places_with_highs():
     pol = make_policy("drs", {"solver": "milp", "n_schedulers": 2, "domain_size": 2})
     res = schedlab.simulate(drs_jobs(6, 8, rate=5, seed=2), drs_cluster_1(6, seed=2), pol, seed=2)
-    assert (res.sim.completed == res.sim.w.instances).all()
+    assert (res.sim.records.completed == res.sim.w.instances).all()
     assert len(pol.milp_log) > 0
     assert any(row[2] == "optimal" for row in pol.milp_log)
 
@@ -68,7 +68,7 @@ def test_drs_prefers_fast_workers_when_idle():
 def test_drs_milp_never_uses_a_rejected_plan(monkeypatch):
     """A plan that fails the check is counted, warned about, and replaced by greedy."""
     from schedlab.papers.drs import policy as drs_mod
-    from schedlab.papers.drs._ilp import Solution
+    from schedlab.papers.drs.ilp import Solution
 
     def bad_solver(inst, **_):
         n = inst.n_tasks
@@ -80,7 +80,7 @@ def test_drs_milp_never_uses_a_rejected_plan(monkeypatch):
     with pytest.warns(drs_mod.SolverPlanRejected, match="fails the schedule check"):
         res = schedlab.simulate(drs_jobs(6, 8, rate=5, seed=2), drs_cluster_1(6, seed=2), pol,
                                 seed=2)
-    assert (res.sim.completed == res.sim.w.instances).all()
+    assert (res.sim.records.completed == res.sim.w.instances).all()
     assert res.summary["policy_milp_rejected"] == len(pol.milp_log) > 0
     assert res.summary["policy_milp_fallbacks"] >= res.summary["policy_milp_rejected"]
     greedy = schedlab.simulate(drs_jobs(6, 8, rate=5, seed=2), drs_cluster_1(6, seed=2),

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.papers.drs._predictor import (WaitHistory, mutual_reinforcement,
-                                              queue_len_only, queued_work_level)
+from schedlab.papers.drs.algorithms import (WaitHistory, queue_len_only, queued_work_level,
+                                             waiting_time as mutual_reinforcement)
 
 SLOTS = np.array([1.0, 1.0])
 QUEUED_SERVICE = np.array([0.1 + 0.1, 0.4])
@@ -36,7 +36,7 @@ def test_truncated_iteration_weights_history():
     T, L_out, c = mutual_reinforcement(T0, L, gamma=0.5, theta=0.5, h=3, eps=0.0)
     assert c == 3
     assert L_out == pytest.approx(L)                   # L fully labelled (clamped)
-    assert T == pytest.approx(L + 0.5 ** 3 * (T0 - L))  # spec 2.3.2 closed form
+    assert T == pytest.approx(L + 0.5 ** 3 * (T0 - L))  # closed form with L fully labelled
 
 
 def test_gauss_seidel_order_without_labels():

@@ -26,7 +26,7 @@ def test_bounded_draw_is_rng_integers(seed, bounds):
 
 
 class _IntegersSnb(SnbPolicy):
-    """SNB as it was written: ``rng.integers`` over the eligible workers."""
+    """SNB written plainly: ``rng.integers`` over the eligible workers."""
 
     name = "snb-integers"
 

@@ -1,4 +1,4 @@
-"""Shared substrate of the DRS baselines (spec 2.5).
+"""Shared substrate of the DRS baselines (Section IV of the paper compares with them).
 
 Every baseline uses the engine's placement substrate: the least-loaded feasible worker
 unless the baseline says otherwise, no dependency-aware spreading, no cost term, and
@@ -85,7 +85,7 @@ class BaselinePolicy(Policy):
             return dirty
         now = view.now
         finished = self.book.finished
-        # ``set`` order, as before (one task: the same order without building the set)
+        # in ``set`` order (one task: the same order without building the set)
         for t in (done if len(done) == 1 else set(done)):
             dirty |= finished(int(t), now)
         return dirty
@@ -136,7 +136,7 @@ class BaselinePolicy(Policy):
     def _walk(self, view, order: np.ndarray, free: np.ndarray, actions: list, mode: int,
               act: Callable[[int], int], reason: str, running: np.ndarray | None = None,
               ) -> bool:
-        """The placement walk over ``order`` in compiled code (:mod:`._drs.kernels`);
+        """The placement walk over ``order`` in compiled code (:mod:`._kernels`);
         ``act(t)`` evicts or splits for a task that fits nowhere and returns the worker
         it made room on (or -1: no more such attempts in this decision). False without
         the compiled kernel (the caller then runs its Python loop)."""

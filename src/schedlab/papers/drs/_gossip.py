@@ -1,4 +1,4 @@
-"""Scheduler domains, manager gossip over a geometric random graph, Algorithm 1 routing.
+"""Scheduler domains and manager gossip over a geometric random graph (Section III.B).
 
 Managers sit at points of the unit square. The GRG links managers closer than a radius
 ``r``; the paper chooses ``r`` so that every manager has at least one neighbour, and we take
@@ -7,7 +7,7 @@ every manager). Each round every manager sends its load table to one random neig
 message arrives after ``base + distance * factor`` seconds, and the receiver keeps, per
 scheduler, the newest entry (by report time). Information about other domains is therefore
 stale by up to a few rounds plus the latency: this staleness is all that gossip models in
-a single-cluster simulator (spec 2.7 item 5).
+a single-cluster simulator.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import heapq
 
 import numpy as np
 
-__all__ = ["grg_radius", "GossipNet", "route_job"]
+__all__ = ["grg_radius", "GossipNet"]
 
 
 def grg_radius(points: np.ndarray, *, connected: bool = True) -> float:
@@ -104,22 +104,3 @@ class GossipNet:
     def staleness(self, now: float) -> np.ndarray:
         """Age of every manager's knowledge of every scheduler (inf if never heard of)."""
         return now - self.stamp
-
-
-def route_job(user: np.ndarray, sched_points: np.ndarray, candidates: np.ndarray,
-              known_load: np.ndarray, domain_of: np.ndarray) -> int:
-    """Algorithm 1 (corrected): first lightly loaded scheduler by distance, else least loaded.
-
-    ``candidates`` are the schedulers of the job's category; ``known_load`` the loads as the
-    deciding manager knows them. Lightly loaded = load at most the mean known load of the
-    scheduler's domain (strictly below, as the spec resolves it); when none is, the least
-    loaded wins, ties broken by distance.
-    """
-    cand = np.asarray(candidates, dtype=np.int64)
-    d = np.sqrt(((sched_points[cand] - user[None, :]) ** 2).sum(-1))
-    order = cand[np.argsort(d, kind="stable")]
-    for s in order:
-        dom = domain_of == domain_of[s]
-        if known_load[s] < known_load[dom].mean() - 1e-12:
-            return int(s)
-    return int(order[np.argmin(known_load[order])])

@@ -1,8 +1,6 @@
-"""Greedy counterpart of the ILP (spec 2.3.3) and its selection rule.
+"""Greedy counterpart of the cost ILP: Algorithm 2's rule applied offline.
 
-:func:`select` is the lexicographic rule the DRS policy applies online to every ready
-task: ``(not deadline-feasible, independent siblings queued there, cost, finish, -pack)``.
-:func:`greedy_schedule` applies the same rule offline to an :class:`~.ilp.Instance` (list
+:func:`greedy_schedule` applies the rule of :func:`~.algorithms.select` offline to an :class:`~.ilp.Instance` (list
 scheduling in topological / release order against per-worker resource timelines), so that
 its plan can be compared with the ILP optimum on the instances where both run.
 """
@@ -12,25 +10,12 @@ import time
 
 import numpy as np
 
-from schedlab.papers.drs._ilp import Instance, Solution, schedule_cost
+from schedlab.papers.drs.algorithms import pack_score, select
+from schedlab.papers.drs.ilp import Instance, Solution, schedule_cost
 
-__all__ = ["select", "pack_score", "greedy_schedule", "optimality_gap"]
+__all__ = ["greedy_schedule", "optimality_gap"]
 
 _TOL = 1e-9
-
-
-def pack_score(demand: np.ndarray, capacity: np.ndarray, used: np.ndarray) -> np.ndarray:
-    """Tetris alignment ``sum_r (d_r/m_kr) * ((m_kr - used_kr)/m_kr)``; higher = more complementary."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cap = np.where(capacity > 0, capacity, np.inf)
-        return ((demand[None, :] / cap) * ((capacity - used) / cap)).sum(axis=1)
-
-
-def select(infeasible: np.ndarray, siblings: np.ndarray, cost: np.ndarray, finish: np.ndarray,
-           pack: np.ndarray) -> int:
-    """Index of the lexicographic minimum of (infeasible, siblings > 0, cost, finish, -pack)."""
-    order = np.lexsort((-pack, finish, np.round(cost, 12), siblings > 0, infeasible))
-    return int(order[0])
 
 
 def _earliest_start(t0: float, dur: float, d: np.ndarray, cap: np.ndarray,

@@ -6,7 +6,7 @@ test against requests that already failed, then a least-loaded search over the w
 In Python (with :class:`~schedlab.papers.drs._common.FitScan` to skip tasks that fit
 nowhere) that walk was about 40% of those two policies' time. :func:`scan_place` is the
 same walk in compiled code (numba), with the same floating-point operations in the same
-order, so the placements are identical; ``tests/drs/test_baselines_fast.py`` runs both
+order, so the placements are identical; ``tests/papers/drs/test_baselines_fast.py`` runs both
 paths and compares the runs.
 
 It searches only the workers with a free processor (on an overloaded cluster, a few),

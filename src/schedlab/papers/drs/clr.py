@@ -3,7 +3,7 @@
 Reference
     Ananthanarayanan, Douglas, Ramakrishnan, Rao, Stoica, "True elasticity in multi-tenant
     data-intensive compute clusters", SoCC 2012 ([32] of the DRS paper; the DRS paper never
-    expands "CLR"); spec 2.5.
+    expands "CLR").
 Assumptions
     Jobs share the processors by max-min fairness; tasks can be stopped at a safe point,
     their output committed and the rest spawned as a new task.
@@ -17,7 +17,7 @@ Complexity
     O(M) numpy per placement; one vectorised O(r) search per split over r running
     instances. A task that does not fit the per-resource maximum of free capacity is
     skipped in O(1).
-Departures from the spec
+Departures from the paper
     Once a split search fails in a decision, it is not repeated until the next decision.
     The overhead is held start-up time of the resumed attempt (counted in the cost).
 """

@@ -1,4 +1,4 @@
-"""The DRS resource-cost ILP (spec 2.2, eqs. 3-11 as corrected), solved with HiGHS.
+"""The DRS resource-cost ILP (Section II.B, eqs. 3-11 made linear), solved with HiGHS.
 
 Instance: ``N`` tasks (size in nominal seconds, i.e. ``S_ij / f_ref``; demand per resource;
 release time; latest finish; DAG edges) and ``W`` workers (speed ``f(k)/f_ref``, capacity per
@@ -37,9 +37,8 @@ Ties
     needs at least one index-backward ``a`` and so a gap of ``delta``. ``delta`` must
     therefore exceed every slack the solver may take: ``delta = 1e-5 * horizon``, against a
     MIP feasibility tolerance set here to ``1e-7`` (big-M rows can absorb at most about
-    ``E * 1e-7 = 2e-7 * horizon``). Until 0.1.0 ``delta`` was ``1e-7 * horizon``, below the
-    default tolerance of ``1e-6``: HiGHS 1.16 returned such a cycle as "optimal" (three
-    tasks at t=0 on two processors, row violation ``4e-7``), and 1.15 happened not to.
+    ``E * 1e-7 = 2e-7 * horizon``). A ``delta`` below the solver's tolerance lets HiGHS
+    return such a cycle as "optimal" (three tasks at t=0 on two processors).
 
 Solving
     HiGHS (``highspy``) by default; ``backend="scipy"`` solves the same arrays with

@@ -1,4 +1,4 @@
-"""Metrics of the DRS paper (spec 2.1 definitions, 2.5 cost rule, 5.2 checks).
+"""Metrics of the DRS paper: resource cost, throughput, deadlines, serialized siblings.
 
 - :func:`resource_cost`: ``sum over attempts of count * sum_r d_r c_r * (end - alloc)``:
   resources are charged for as long as they are held, so re-executed work, split and
@@ -12,7 +12,7 @@
   that ran one after the other on the same worker (the later one waiting past the
   earlier one's end) instead of in parallel.
 - :func:`milp_stats`: solve time, status and gap of the policy's ILP batches.
-- :func:`offered_load`: spec 7.5's offered load, arrival rate x mean tasks per job x mean
+- :func:`offered_load`: the offered load, arrival rate x mean tasks per job x mean
   service time at the mean f / total slots: how close a workload drives a cluster to
   saturation (the calibrated metric).
 - :func:`slot_utilisation`: busy processor-seconds over total slots x the run's span (the
@@ -125,7 +125,7 @@ def serialized_share(res: Any, pairs: tuple[np.ndarray, np.ndarray] | None = Non
 
 
 def offered_load(workload: Any, cluster: Any, *, rate: float | None = None) -> float:
-    """Spec 7.5: ``rate * mean tasks per job * mean service time at the mean f / slots``.
+    """Offered load: ``rate * mean tasks per job * mean service time at the mean f / slots``.
 
     Tasks count their instances; the service time at the mean f is the nominal
     ``duration``. ``rate`` defaults to the workload's own, ``(n - 1) / span`` of its job

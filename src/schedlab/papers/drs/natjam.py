@@ -3,7 +3,7 @@
 Reference
     Cho, Rahman, Chajed, Gupta, Abad, Roberts, Lin, "Natjam: Design and evaluation of
     eviction policies for supporting priorities and deadlines in MapReduce clusters",
-    SoCC 2013 ([33] of the DRS paper); spec 2.5.
+    SoCC 2013 ([33] of the DRS paper).
 Assumptions
     Job deadlines are known (``deadline`` column); an earlier deadline is a higher priority.
 Decision
@@ -16,7 +16,7 @@ Complexity
     O(M) numpy per placement; one vectorised O(r) victim search per eviction over r running
     instances. A task that does not fit the per-resource maximum of free capacity is
     skipped in O(1).
-Departures from the spec
+Departures from the paper
     Once an eviction search fails in a decision, later tasks (later deadlines) do not
     search again until the next decision (keeps overloaded runs linear). The 7% overhead
     is charged per resume as held start-up time (counted in the cost).

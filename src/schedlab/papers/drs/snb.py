@@ -2,7 +2,7 @@
 
 Reference
     Harchol-Balter, Schroeder, Bansal, Agrawal, "Size-based scheduling to improve web
-    performance", ACM TOCS 21(2), 2003 ([35] of the DRS paper); spec 2.5 resolution.
+    performance", ACM TOCS 21(2), 2003 ([35] of the DRS paper).
 Assumptions
     Sizes are known. Each worker keeps its own queue.
 Decision
@@ -11,8 +11,8 @@ Decision
     Nothing is preempted.
 Complexity
     O(q log q) per worker event for a queue of q tasks.
-Departures from the spec
-    None beyond the shared substrate (:mod:`._drs.baseline`).
+Departures from the paper
+    None beyond the shared substrate (:mod:`._baseline`).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Reference
     Balasubramanian, Sussman, Sadeh, "Decentralized preemptive scheduling across
-    heterogeneous multi-core grid resources", JSSPP 2013 ([34] of the DRS paper); spec 2.5.
+    heterogeneous multi-core grid resources", JSSPP 2013 ([34] of the DRS paper).
 Assumptions
     Sizes are known; preempted tasks resume without loss.
 Decision
@@ -14,7 +14,7 @@ Decision
     is below ``migration_ratio`` (0.5) times its current one.
 Complexity
     O(q log q + r) per worker event (q queued, r running tasks on the worker).
-Departures from the spec
+Departures from the paper
     Queued work counts queued service time plus the remaining time of running tasks.
 """
 from __future__ import annotations
@@ -84,7 +84,7 @@ class SrptPolicy(QueuePolicy):
         The loop of :meth:`_pick` and :meth:`_work` unrolled (this runs for every queued
         task each second): no task starts or stops meanwhile, so the running part of each
         worker's work is summed once; the queued part is re-read after each move. Same
-        draws, same comparisons, same moves (``tests/drs/test_baselines_fast.py``).
+        draws, same comparisons, same moves (``tests/papers/drs/test_baselines_fast.py``).
         """
         b = self.book
         M = self.cluster.n_machines

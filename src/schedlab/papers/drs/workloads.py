@@ -1,4 +1,4 @@
-"""Workloads and clusters for the DRS reproduction (spec 2.4 and 5.5).
+"""Workloads and clusters for the DRS reproduction (Section IV of the paper).
 
 Units: a task's ``duration`` is its size ``S`` divided by ``F_REF`` (seconds of service at
 the reference rate); a machine's ``speed`` is ``f(k) / F_REF`` with
@@ -129,7 +129,7 @@ def drs_jobs(a: int, m: int, *, rate: float, seed: int = 0, sizes: str = "lognor
     """``a`` jobs of ``m`` tasks submitted at a fixed ``rate`` (jobs/s), spec 2.4 [R] defaults.
 
     ``sizes="bimodal"`` draws every task size from {100 ms, 400 ms} with equal odds (D6).
-    ``size_scale`` multiplies every size (spec 7.5's calibrated knob; the bimodal sizes keep
+    ``size_scale`` multiplies every size (the calibrated knob; the bimodal sizes keep
     their 1:4 ratio). The random draws do not depend on it, so scaled workloads differ only
     in their sizes and deadlines.
     """
