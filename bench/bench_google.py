@@ -70,13 +70,13 @@ def main() -> int:
         else:
             sim.run_until(t)
         if args.chunk:
-            print(f"  sim {sim.now:>9.0f} s  decisions {sim.counters['decisions']:>8,}  "
-                  f"pending instances {sim._pending_total:>8,}  "
+            print(f"  sim {sim.now:>9.0f} s  decisions {sim.records.counters['decisions']:>8,}  "
+                  f"pending instances {sim.state.pending_total:>8,}  "
                   f"wall {time.perf_counter() - t1:7.1f} s  cpu {time.process_time() - c1:7.1f} s",
                   flush=True)
     if args.until is None and sim.live:
         sim.run_until_drained()
-    sim._flush_areas()
+    sim.flush_areas()
     t_sim, c_sim = time.perf_counter() - t1, time.process_time() - c1
     if prof:
         prof.stop()
@@ -87,7 +87,7 @@ def main() -> int:
     t_all = time.perf_counter() - t0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"params {pol.describe_params()}")
-    print(f"simulated to {sim.now:,.0f} s; decisions {sim.counters['decisions']:,}; "
+    print(f"simulated to {sim.now:,.0f} s; decisions {sim.records.counters['decisions']:,}; "
           f"tasks completed {s.get('tasks_completed', 0):,}; "
           f"instances completed {s.get('instances_completed', 0):,}; "
           f"makespan {s.get('makespan', float('nan')):,.0f} s")

@@ -1,29 +1,21 @@
-"""Benchmark: runs of the issue-time reproductions (commit b70c807), replayed unchanged.
+"""Benchmark: a fixed subset of the four papers' full-scale simulations, timed run by run.
 
-Issue 15 asks that each of ``reproduce hybrid / dress / rose / drs`` at the settings of the
-day the issue was filed (commit b70c807) take at most 60% of that day's time, measured side
-by side with that commit. The reproductions have since changed their workloads (spec §7,
-Amendment A calibration), so timing today's ``schedlab reproduce X`` against the old one
-compares different work. This script replays a fixed subset of the *old* reproductions'
-simulations: the same workload builders with the same arguments, the same clusters,
-policies, parameters, seeds and engine configuration as b70c807's
-``src/schedlab/reproduce/{hybrid,dress,rose,drs}.py`` at their default (full-scale,
-``--seeds 5``) settings. It uses only public APIs present at both commits
-(``schedlab.simulate``, ``make_policy``, the workload builders, the DRESS policy classes),
-so the same file runs unchanged in a checkout of either commit.
-
-The subset of each paper (30-130 CPU-s at b70c807's speed; each function's docstring in
-``SUBSETS`` says what it keeps; ``--list`` prints the runs): every policy and every
-workload kind the old reproduction ran. The cheap papers keep every simulation of their
+Each paper's subset (``SUBSETS``; each function's docstring says what it keeps; ``--list``
+prints the runs) covers every policy and every workload kind of the paper's full-scale
+reproduction: the same workload builders, clusters, policies, parameters, seeds and engine
+configuration, with the builders' arguments fixed here so that the work measured does not
+move when a reproduction's defaults do. The cheap papers keep every simulation of their
 first seed (DRESS: of all five seeds); HYBRID, whose runs cost 17-70 CPU-s each, keeps its
-three policies on W-HYB-1 and HYBRID on the Google excerpt (``--paper hybrid-google``
-adds the other two Google runs). Runs left out repeat a kept run with another seed or
-another value of a parameter (sweep points, sensitivity rows), or are not simulations
-(DRS's ILP gaps) or are the solver's time (DRS's MILP-in-policy runs).
+three policies on W-HYB-1 and HYBRID on the Google excerpt (``--paper hybrid-google`` adds
+the other two Google runs). Runs left out repeat a kept run with another seed or another
+value of a parameter (sweep points, sensitivity rows), or are not simulations (DRS's ILP
+gaps) or are the solver's time (DRS's MILP-in-policy runs). Only public APIs are used
+(``schedlab.simulate``, ``make_policy``, the workload builders, the DRESS policy classes),
+so the file also runs unchanged against another checkout.
 
 For every run it prints the CPU seconds to build the workload and to simulate, a few key
 metrics and a digest (SHA-1 of the attempt records and of the per-job times, rounded to
-1 µs), so the two commits can be checked to do the same work; and the totals at the end.
+1 µs), so that two checkouts can be checked to do the same work; and the totals at the end.
 
     python bench/bench_reproductions.py --paper hybrid|dress|rose|drs|all|hybrid-google
         [--list] [--only N]
@@ -31,8 +23,8 @@ metrics and a digest (SHA-1 of the attempt records and of the per-job times, rou
     python bench/bench_reproductions.py --summarize DIR
     python bench/bench_reproductions.py --paper rose --pair OLD_SRC NEW_SRC [--reps 5]
 
-Side by side (the figures in docs/background/performance.md): copy this file out of the
-tree and run it alternately with each checkout's interpreter under ``/usr/bin/time -v``.
+Side by side (``--pair``): copy this file out of the tree and run it alternately with each
+checkout's interpreter under ``/usr/bin/time -v``.
 """
 from __future__ import annotations
 
@@ -50,28 +42,23 @@ import pandas as pd
 
 
 def seed_list(n: int, base: int = 0) -> list[int]:
-    """The old reproductions' seeds (b70c807 ``reproduce.common.seed_list``, inlined: the
-    helper moved since)."""
+    """The subsets' seeds: the first ``n`` states of ``SeedSequence(base).spawn(n)``."""
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(base).spawn(n)]
 
 
 def accepted(fn: Callable, **kwargs: Any) -> dict[str, Any]:
-    """Compatibility shim: drop keyword arguments that ``fn`` does not accept.
-
-    Used to pin a builder argument that was added after b70c807 to the value that
-    reproduces b70c807's output (e.g. ``w_hyb_1(demand="synthetic")``: the old builder had
-    only the synthetic demand, the new one defaults to the trace's).
-    """
+    """Drop keyword arguments that ``fn`` does not accept, so that a builder argument can
+    be pinned (e.g. ``w_hyb_1(demand="synthetic")``) in a checkout whose builder has it."""
     names = inspect.signature(fn).parameters
     return {k: v for k, v in kwargs.items() if k in names}
 
 
 @dataclass(frozen=True)
 class Run:
-    """One simulation of an old reproduction."""
+    """One simulation of a subset."""
 
     paper: str
-    label: str                      # the old reproduction's name for it
+    label: str                      # the reproduction's name for it
     workload: tuple                 # (builder name, args...) -> key of WORKLOADS
     policy: str                     # registry id or a key of POLICY_FACTORIES
     params: tuple = ()              # policy parameters, as sorted items
@@ -83,14 +70,14 @@ class Run:
 # --------------------------------------------------------------------------- workloads
 def _hybrid_w1(seed: int) -> tuple[Any, Any]:
     from schedlab.papers.hybrid import workloads as hw
-    # SCENARIOS["full"]["W-HYB-1"] at b70c807: scale 1.0, 15 h, synthetic demand
+    # W-HYB-1 at full scale: scale 1.0, 15 h, synthetic demand
     wl = hw.w_hyb_1(seed, **accepted(hw.w_hyb_1, scale=1.0, hours=15.0, demand="synthetic"))
     return wl.frame, wl.cluster
 
 
 def _hybrid_google(seed: int) -> tuple[Any, Any]:
     from schedlab.papers.hybrid import workloads as hw
-    # SCENARIOS["full"]["Google-2011"] at b70c807
+    # the Google 2011 excerpt at full scale
     wl = hw.google_hybrid(seed, task_fraction=0.147, hours=14.0, n_machines=125)
     return wl.frame, wl.cluster
 
@@ -112,7 +99,7 @@ def _dress(kind: str, seed: int, arg: float | None = None) -> tuple[Any, Any]:
 
 def _rose1(seed: int, variant: str) -> tuple[Any, Any]:
     from schedlab.papers.rose.workloads import w_rose_1
-    kw: dict[str, Any] = {"scale": 0.2, "arrival_span": 200.0}       # b70c807 defaults
+    kw: dict[str, Any] = {"scale": 0.2, "arrival_span": 200.0}       # the builder's full-scale settings
     if variant == "disk":
         kw["disk_heavy"] = True
     elif variant == "google":
@@ -135,7 +122,7 @@ def _drs(cluster: str, a: int, m: int, rate: float, seed: int, sizes: str) -> tu
 
 
 def _drs_trace(name: str) -> tuple[Any, Any]:
-    # b70c807 reproduce.drs.trace_table(0, quick=False)
+    # the DRS trace table, seed 0, full scale
     from schedlab.papers.drs.workloads import alibaba_dags, drs_cluster_1, tpch_dags
     frame = alibaba_dags(100, seed=0) if name == "alibaba2018" else tpch_dags(30, seed=0)
     return frame, drs_cluster_1(50, seed=0)
@@ -154,13 +141,13 @@ def _dress_policy(**params: Any) -> Any:
 
 
 def _yarn_capacity(app_order: bool = True) -> Any:
-    # b70c807 reproduce.dress._baseline: registry "capacity" under the YARN container model
+    # the DRESS baseline: registry "capacity" under the YARN container model
     from schedlab.papers.dress.policy import YarnContainers
     return YarnContainers("capacity", app_order=app_order)
 
 
 def _small_first() -> Any:
-    from schedlab.papers.dress.reproduce import SmallFirstContainers    # same class at both commits
+    from schedlab.papers.dress.reproduce import SmallFirstContainers
     return SmallFirstContainers()
 
 
@@ -169,37 +156,7 @@ POLICY_FACTORIES: dict[str, Callable[..., Any]] = {
 }
 
 
-ROSE_FAMILY = ("yarn-centralized", "yarn-opportunistic", "sparrow", "rose")
 
-
-class _CallableCounts(dict):
-    """The ROSE family's ``counters`` dict, also callable as the summary hook."""
-
-    def __call__(self) -> dict[str, float]:
-        return {}
-
-
-def _b70c807_counters_shim(policy: Any) -> Any:
-    """Compatibility shim for b70c807 only: there the run summary calls the hook
-    ``policy.counters()``, which the ROSE family's own ``counters`` dict shadows, so every
-    ROSE-family run failed (``'dict' object is not callable``; the old ``reproduce rose``
-    too). 540ed0e, eight minutes later, renamed the hook ``summary_counters`` (default: no
-    counters) and changed nothing else. Here the dict is kept in a dict subclass whose call
-    returns ``{}``, which is what 540ed0e's summary gets. Not applied at later commits.
-    """
-    from schedlab.policies.base import Policy
-    if hasattr(Policy, "summary_counters"):
-        return policy
-
-    def get(self: Any) -> _CallableCounts:
-        return self.__dict__.setdefault("_shim_counters", _CallableCounts())
-
-    def put(self: Any, value: dict) -> None:
-        self.__dict__["_shim_counters"] = _CallableCounts(value)
-
-    cls = type(policy)
-    policy.__class__ = type(cls.__name__, (cls,), {"counters": property(get, put)})
-    return policy
 
 
 def make(policy: str, params: dict[str, Any]) -> Any:
@@ -207,7 +164,7 @@ def make(policy: str, params: dict[str, Any]) -> Any:
         return POLICY_FACTORIES[policy](**params)
     from schedlab.policies.registry import make_policy
     made = make_policy(policy, params)
-    return _b70c807_counters_shim(made) if policy in ROSE_FAMILY else made
+    return made
 
 
 # --------------------------------------------------------------------------- the subsets
@@ -219,10 +176,10 @@ NO_LEVELS = _items({"record_levels": False})
 
 
 def hybrid_runs() -> list[Run]:
-    """b70c807 reproduce.hybrid, full: PRI, PRI-5, HYBRID (S=200) x 5 seeds on W-HYB-1, the
+    """HYBRID, full scale: PRI, PRI-5, HYBRID (S=200) x 5 seeds on W-HYB-1, the
     same 3 x 1 seed on Google-2011, HYBRID at S in {50, 100, 400, 800} x 1 seed (22 runs).
     Kept: the three policies on W-HYB-1 and HYBRID on Google-2011, seed 0 (a Google run
-    alone costs about 70 CPU-s at b70c807, so one of the three)."""
+    alone costs about 70 CPU-s, so one of the three)."""
     s0 = seed_list(5, base=4)[0]
     pol = {"PRI": ("pri", {}), "PRI5": ("pri-k", {"k": 5}),
            "HYBRID": ("hybrid", {"sticky_slots": 200})}       # 200 x scale 1.0 at full
@@ -235,7 +192,7 @@ def hybrid_runs() -> list[Run]:
 
 def hybrid_google_runs() -> list[Run]:
     """The two Google-2011 runs the ``hybrid`` subset leaves out (PRI, PRI-5, seed 0): with
-    them every run kind of the old HYBRID reproduction has a measured ratio, which weights
+    them every run kind of the HYBRID reproduction has a measured ratio, which weights
     the estimate of the whole reproduction (not part of ``--paper all``)."""
     s0 = seed_list(5, base=4)[0]
     return [Run("hybrid-google", f"Google-2011/{lab}", ("Google-2011", s0), pid, _items(p),
@@ -243,7 +200,7 @@ def hybrid_google_runs() -> list[Run]:
 
 
 def dress_runs() -> list[Run]:
-    """b70c807 reproduce.dress, full (5 seeds): per seed Spark (capacity, DRESS,
+    """DRESS, full scale (5 seeds): per seed Spark (capacity, DRESS,
     capacity-ready, small-first, DRESS literal P, DRESS delta_min=0), MR (capacity, DRESS,
     small-first, literal P, delta_min=0), MR reduce_width=1 (capacity, DRESS), Mixed at 4
     shares (capacity, DRESS); SWIM on 2 seeds (capacity, DRESS); the two toys (S7, S8).
@@ -278,7 +235,7 @@ def dress_runs() -> list[Run]:
 
 
 def rose_runs() -> list[Run]:
-    """b70c807 reproduce.rose, full (scale 0.2, 5 seeds): per seed B0, B1, B2 (random),
+    """ROSE, full scale (scale 0.2, 5 seeds): per seed B0, B1, B2 (random),
     ROSE, 5 ablations and 6 sensitivity rows (the ablations not used by a check and the
     sensitivity rows on the first 1-2 seeds only) on W-ROSE-1; B1, B2, ROSE on its
     disk-heavy variant; B0, ROSE on its Google-usage variant; B1 at mQL 5/10/20 and ROSE on
@@ -302,7 +259,7 @@ def rose_runs() -> list[Run]:
                                             "theta_adm": (0.92, 0.85, 0.85, 0.85),
                                             "theta_kill": (0.97, 0.92, 0.95, 0.95)})]
     def old(pid: str, p: dict[str, Any]) -> tuple:
-        # b70c807's default rho_max (0.5) pinned: 58f0056 (ROSE v2, spec §7.4) made it 1.0
+        # rho_max pinned to 0.5 for the speculative policies (the policy's default is 1.0)
         speculative = pid != "yarn-centralized"
         return _items({"rho_max": 0.5, **p} if speculative else p)
 
@@ -319,7 +276,7 @@ def rose_runs() -> list[Run]:
 
 
 def _drs_params(policy: str, cluster: str) -> dict[str, Any]:
-    # b70c807 reproduce.drs._params
+    # the DRS reproduction's policy parameters
     p: dict[str, Any] = {"latency": 0.001 if cluster == "w1" else 0.005}
     if policy == "drs" and cluster != "w1":
         p["workers_per_scheduler"] = 4
@@ -327,7 +284,7 @@ def _drs_params(policy: str, cluster: str) -> dict[str, Any]:
 
 
 def drs_runs() -> list[Run]:
-    """b70c807 reproduce.drs, full (5 seeds): the cost grid (DRS, Natjam, CLR at a in
+    """DRS, full scale (5 seeds): the cost grid (DRS, Natjam, CLR at a in
     {50, 200, 500, 1000} x m in {15, 20}, rate 50, W-DRS-1), the throughput grid (all five
     policies at rate {5, 50} x a in {50, 200}, m 15, on W-DRS-1 and W-DRS-2-30), the EC2
     cost points (W-DRS-2-20 at m 15, W-DRS-2-30 at m 20), DRS on bimodal sizes at rate 150,
@@ -343,7 +300,7 @@ def drs_runs() -> list[Run]:
     cfgs += [(p, cl, a, m, 50.0, "lognormal") for cl, m in (("w2-20", 15), ("w2-30", 20))
              for a in (50, 200) for p in ("drs", "natjam", "clr")]
     cfgs.append(("drs", "w1", 200, 15, 150.0, "bimodal"))
-    cfgs = list(dict.fromkeys(cfgs))                # the old reproduction ran each once
+    cfgs = list(dict.fromkeys(cfgs))                # the reproduction runs each once
     runs = [Run("drs", f"{cl}/a{a}/m{m}/r{r:g}/{sz}/{p}", ("drs", cl, a, m, r, s0, sz), p,
                 _items(_drs_params(p, cl)), s0, NO_LEVELS) for p, cl, a, m, r, sz in cfgs]
     runs += [Run("drs", f"trace-{t}/{p}", ("drs-trace", t), p, _items({"latency": 0.001}), 0,

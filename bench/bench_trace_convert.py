@@ -1,6 +1,6 @@
 """Benchmark: convert all ten Google 2011 task_events parts (1,827,856 events) to Parquet.
 
-Target (GitHub issue 3): 30 s or less. Times ``schedlab trace convert`` 's work
+Times ``schedlab trace convert`` 's work
 (read + rebuild + validate + write) twice: task_events alone, and with machine_events,
 job_events and the borg-simulator usage files as well. Prints the figures and the peak RSS.
 

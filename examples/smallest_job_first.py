@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from schedlab.policies.base import Place, Policy, PolicyParams
+from schedlab.cluster.actions import Place
+from schedlab.policies.base import Policy, PolicyParams
 
 
 class SmallestJobFirst(Policy):

@@ -99,7 +99,7 @@ EQUIVALENT: dict[str, str] = {
     _PRI + "reset__mutmut_102": "np.full(-1) is int64 without dtype",
     "schedlab.papers.hybrid.preemptive_priority.xǁ_Snapshotǁgroups__mutmut_5":
         "float64 copy of small integer counts: same comparisons and sums",
-    # judged on the seed-21 sample (third session)
+    # engine, group table and first-fit index
     "schedlab.engine.state.xǁClusterStateǁ__init____mutmut_141":
         "owner ledgers kept from the start instead of from their first read: same values",
     "schedlab.engine.state.xǁClusterStateǁ__init____mutmut_147": "ClusterState.starting is never read",
@@ -114,7 +114,6 @@ EQUIVALENT: dict[str, str] = {
         "only moves the queue compaction point; the queue's live entries are unchanged",
     "schedlab.papers.hybrid.preemptive_priority.xǁPriorityPolicyǁreset__mutmut_50":
         "the single-instance fast path off: the sticky count comes from the running groups, same count",
-    # judged on the seed-22 sample (fourth session)
     "schedlab.policies._fifo_index.xǁFirstFitIndexǁ_free_space__mutmut_12":
         "the column-key cache is never hit: the columns are rebuilt, same values",
     "schedlab.policies._fifo_index.xǁFirstFitIndexǁ_scan_compiled__mutmut_46":
@@ -126,7 +125,7 @@ EQUIVALENT: dict[str, str] = {
     "schedlab.cluster.state.xǁGroupTableǁ__init____mutmut_39": "GroupTable.version is never read",
     "schedlab.policies.fair.xǁFairPolicyǁdecide__mutmut_8":
         "dead machines add to the memory total: every share scales by the same positive factor",
-    # cluster/spec.py census (fourth session; names for the code after the duplicate-id fix)
+    # cluster/spec.py
     "schedlab.cluster.spec.x__numeric__mutmut_1": "the default minimum is never used: every caller passes one",
     "schedlab.cluster.spec.x_cluster_from_table__mutmut_64": "drops minimum=0.0 (cpu), which is the default",
     "schedlab.cluster.spec.x_cluster_from_table__mutmut_83": "drops minimum=0.0 (mem), which is the default",
@@ -140,7 +139,7 @@ EQUIVALENT: dict[str, str] = {
     "schedlab.cluster.spec.x_read_cluster__mutmut_78": "drops row_offset=2, which is the default",
 }
 
-# PRI census (fourth session): survivors judged equivalent by reading, grouped by reason
+# PRI: survivors judged equivalent by reading, grouped by reason
 _PRI = "schedlab.papers.hybrid.preemptive_priority.xǁPriorityPolicyǁ"
 _PRI_EQUIVALENT: dict[str, dict[str, list[int]]] = {
     'the reason text of an action, never read': {

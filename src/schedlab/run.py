@@ -80,7 +80,7 @@ class RunResult:
 
     @property
     def rejections(self) -> pd.DataFrame:
-        return pd.DataFrame(self.sim.rejections, columns=["time", "action", "status", "reason"])
+        return pd.DataFrame(self.sim.records.rejections, columns=["time", "action", "status", "reason"])
 
     def save(self, out: str | Path) -> Path:
         out = Path(out)
@@ -144,7 +144,7 @@ def run_resolved(inputs: RunInputs, *, progress: Callable[[float], None] | None 
         sim.run_until_drained()
     else:
         sim.run_until(until)
-        sim._flush_areas()
+        sim.flush_areas()
     att = records.attempts_frame(sim)
     jobs = summ.jobs_frame(sim, att)
     s = summ.summarize(sim, att, jobs)

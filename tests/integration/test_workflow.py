@@ -23,7 +23,8 @@ EXAMPLE_SPEC = f"{EXAMPLE}:SmallestJobFirst"
 
 # a policy that asks for far more than any machine has: every placement is rejected
 BROKEN = textwrap.dedent('''
-    from schedlab.policies.base import Place, Policy
+    from schedlab.cluster.actions import Place
+    from schedlab.policies.base import Policy
 
     class Oversized(Policy):
         description = "places every pending task 10**6 times on machine 0"

@@ -53,14 +53,14 @@ def test_fifo_is_work_conserving(wl, cl):
     w = sim.w
     for _, row in att.iterrows():
         t = int(row.task)
-        ready = sim.ready_time[t]
+        ready = sim.records.ready_time[t]
         if row.start_time <= ready + 1e-9:
             continue
         live = att[(att.alloc_time <= ready + 1e-9) & (att.end_time > ready + 1e-9)]
         used = pd.DataFrame(w.request[live.task.to_numpy()] * live["count"].to_numpy()[:, None])
         used["m"] = live.machine.to_numpy()
         per = used.groupby("m").sum()
-        free = sim.capacity.copy()
+        free = sim.state.capacity.copy()
         for m, vals in per.iterrows():
             free[int(m)] -= vals.to_numpy()
         fits = (free[:, :2] + 1e-9 >= w.request[t, :2]).all(axis=1)
@@ -103,10 +103,10 @@ def test_fifo_incremental_matches_with_failures_and_large_cluster():
         for m in (3, 700, 1099):
             sim.fail_machine(m, at=50.0 + m / 100)
         sim.run_until_drained()
-        assert sim.counters["failures"] > 0
-        att = pd.DataFrame(sim.rec)
-        assert (att[5] - sim.ready_time[att[0].to_numpy()] > 1.0).mean() > 0.2   # many waited
-        out.append(pd.DataFrame(sorted(sim.rec, key=lambda r: r[:4] + r[6:7])))
+        assert sim.records.counters["failures"] > 0
+        att = pd.DataFrame(sim.records.attempts)
+        assert (att[5] - sim.records.ready_time[att[0].to_numpy()] > 1.0).mean() > 0.2   # many waited
+        out.append(pd.DataFrame(sorted(sim.records.attempts, key=lambda r: r[:4] + r[6:7])))
     pd.testing.assert_frame_equal(out[0], out[1])
 
 
@@ -156,7 +156,7 @@ def test_fifo_incremental_matches_full_with_shared_vectors(data):
         for m, at in fails:
             sim.fail_machine(m, at=at)
         sim.run_until_drained()
-        out.append((pd.DataFrame(sim.rec), sim.pending.copy(), sim.counters["decisions"]))
+        out.append((pd.DataFrame(sim.records.attempts), sim.state.pending.copy(), sim.records.counters["decisions"]))
     pd.testing.assert_frame_equal(out[0][0], out[1][0])
     assert (out[0][1] == out[1][1]).all() and out[0][2] == out[1][2]
     assert len(out[0][0]) >= 1

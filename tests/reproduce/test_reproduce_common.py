@@ -1,5 +1,5 @@
 """The shared reproduction pieces: calibration rows and search, the resumable runner, and the
-files of spec §7.1 written from one result."""
+files of a reproduction written from one result."""
 from __future__ import annotations
 
 import math

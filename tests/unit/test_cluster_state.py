@@ -69,6 +69,15 @@ def test_records_are_typed_and_shared_with_the_state():
     assert recs.ready_time is sim.state.ready_time           # one array, written by the state
     assert recs.attempts and len(recs.attempts[0]) == 14
     assert recs.levels().shape[1] == 1 + 3 * 5
-    # the old attribute names still read the same objects
-    assert sim.rec is recs.attempts and sim.counters is recs.counters
-    assert np.array_equal(sim.area_alive, recs.area_alive)
+
+
+def test_the_state_provides_everything_the_view_reads():
+    from schedlab.cluster.view import ViewedState
+    members = set(ViewedState.__annotations__) | {
+        n for n, v in vars(ViewedState).items()
+        if not n.startswith("_") and (callable(v) or isinstance(v, property))}
+    assert {"allocated", "vnow", "groups", "pending_from"} <= members
+    sim = _sim()
+    sim.run_until_drained()
+    missing = sorted(n for n in members if not hasattr(sim.state, n))
+    assert not missing

@@ -4,7 +4,8 @@ import pytest
 
 import schedlab
 from schedlab.engine.simulation import Simulation
-from schedlab.policies.base import Place, Policy, PolicyParams, Preempt
+from schedlab.cluster.actions import Place, Preempt
+from schedlab.policies.base import Policy, PolicyParams
 from schedlab.testing import check_invariants
 from schedlab.workload.job import Workload
 from schedlab.testing.builders import WorkloadBuilder, machines
@@ -112,7 +113,7 @@ def test_eviction_wastes_work_unless_resumable(resumable, end):
     res = schedlab.simulate(wl, machines((1, 1)), EvictOnce(resumable=resumable))
     check_invariants(res)
     assert res.summary["evictions"] == 1
-    assert res.sim.completed.sum() == 1
+    assert res.sim.records.completed.sum() == 1
     assert res.tasks.end_time.max() == pytest.approx(end)
     assert res.summary["wasted_cpu_seconds"] == pytest.approx(0.0 if resumable else 5.0)
     assert res.tasks.attempt.tolist() == [0, 1]
@@ -138,10 +139,10 @@ def test_machine_failure_requeues_work():
     sim.fail_machine(0, at=4.0)
     sim.run_until_drained()
     # the instance on m0 fails at 4 (4 cpu-s wasted); it waits for m1 (free at 10) -> ends 20
-    assert sim.counters["failures"] == 1
-    assert sim.wasted_cpu_seconds == pytest.approx(4.0)
-    assert sim.completed.sum() == 2
-    assert sim.job_end[0] == pytest.approx(20.0)
+    assert sim.records.counters["failures"] == 1
+    assert sim.records.wasted_cpu_seconds == pytest.approx(4.0)
+    assert sim.records.completed.sum() == 2
+    assert sim.records.job_end[0] == pytest.approx(20.0)
 
 
 def test_machines_added_and_removed_over_time():
@@ -175,7 +176,7 @@ def test_rejected_actions_are_recorded_with_reason():
 
 
 def test_reservation_blocks_other_jobs():
-    from schedlab.policies.base import Reserve
+    from schedlab.cluster.actions import Reserve
 
     class Reserver(Policy):
         name = "test-reserver"

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import schedlab
-from schedlab.policies.base import Place, Policy, Preempt
+from schedlab.cluster.actions import Place, Preempt
+from schedlab.policies.base import Policy
 from schedlab.testing import check_invariants
 from schedlab.testing.builders import WorkloadBuilder, machines
 from schedlab.testing.fakes import Overbook

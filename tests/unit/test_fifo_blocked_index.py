@@ -13,7 +13,7 @@ from schedlab.engine.simulation import Simulation
 from schedlab.policies import _fifo_index
 from schedlab.policies._fifo_index import FirstFitIndex
 from schedlab.policies._phases import greedy_place
-from schedlab.policies.base import Place, Trigger
+from schedlab.cluster.actions import Place, Trigger
 from schedlab.policies.fifo import FifoPolicy
 from schedlab.workload.job import Workload
 
@@ -96,8 +96,8 @@ def test_index_matches_full_recheck_every_decision(m, max_inst, compiled, monkey
     sim = _run(w, c, pol, fail=[(m // 2, 40.0), (m // 3, 75.5), (m - 1, 90.0)])
     assert pol.checked > 50 and pol.placed > 0
     assert bool(pol._index._kernel) == compiled
-    assert sim.counters["failures"] + sim.counters["kills"] > 0       # requeues happened
-    waited = sim.first_start - sim.ready_time
+    assert sim.records.counters["failures"] + sim.records.counters["kills"] > 0       # requeues happened
+    waited = sim.records.first_start - sim.records.ready_time
     assert (waited > 1.0).mean() > 0.2                                 # the cluster saturated
     assert not sim.stuck
 
@@ -108,7 +108,7 @@ def test_index_same_records_as_incremental_off():
     recs = []
     for inc in (True, False):
         sim = _run(w, c, FifoPolicy(incremental=inc), fail=[(7, 33.0), (8, 33.0)])
-        recs.append(pd.DataFrame(sim.rec))
+        recs.append(pd.DataFrame(sim.records.attempts))
     assert len(recs[0]) >= 600                      # every task ran (some twice)
     pd.testing.assert_frame_equal(recs[0], recs[1])
 

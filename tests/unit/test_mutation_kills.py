@@ -425,7 +425,7 @@ def test_pri_k_drops_a_task_on_its_kth_eviction():
                               ("L2", 0, 0.0, 1.0, "preempted")]
 
 
-# --- Found by the sampled mutation run (scripts/mutation_sample.py, seed 20) -----------------
+# --- Engine, records and baselines: pins from sampled mutation runs (scripts/mutation_sample.py)
 
 def test_rejections_are_counted_by_action_and_status_and_drops_by_instance():
     """The QueueScript run above: D is dropped once (1 instance); the 4 refused actions are
@@ -933,7 +933,7 @@ def test_hybrid_sticky_evictions_use_only_the_labels_left_after_filling():
     assert ("C", 0, 5.0, 15.0, "completed") in rows
 
 
-# --- Found by the fresh sample (scripts/mutation_sample.py, seed 21) ------------------------
+# --- Engine, view and first-fit index: more pins from sampled mutation runs --------------------
 
 class QueueLengthScript(QueueScript):
     """QueueScript, also noting machine 0's node-queue length at every decision."""
@@ -1083,7 +1083,7 @@ def test_each_timer_fires_on_its_own_period():
                      (5.0, ["a", "b"])]
 
 
-# --- The view's contract and bad actions (seed-22 sample of the fourth session) ----------------
+# --- The view's contract and bad actions ------------------------------------------------------
 
 class TriesToWrite(Policy):
     """Records, at its first decision, which published arrays refuse a write and the groups

@@ -9,7 +9,8 @@ import schedlab
 from schedlab.cluster.spec import R_CPU, R_MEM, cluster_from_table
 from schedlab.engine.simulation import Simulation
 from schedlab.errors import InputError
-from schedlab.policies.base import Place, Policy, PolicyParams, Preempt, Promote
+from schedlab.cluster.actions import Place, Preempt, Promote
+from schedlab.policies.base import Policy, PolicyParams
 from schedlab.testing import check_invariants
 from schedlab.testing.builders import WorkloadBuilder, machines
 from schedlab.workload.job import Workload

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from schedlab.cli import analysis_cmd, trace_cmd
+from schedlab.cli import analysis_cmd, trace_cmd, validate_cmd
 from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_STRICT, console, err_console, fail,
                                   interrupted, policy_params)
 from schedlab.cli._progress import sim_progress
@@ -286,7 +286,7 @@ def _make_calibrate_command(paper: str) -> None:
         if save:
             console.print(f"stored in {save_calibration(cal)}")
     cmd.__doc__ = (f"Search the {paper.upper()} workload knobs so that the baseline matches the "
-                   "paper's published baseline (spec §7.1 C1), on the calibration seeds.")
+                   "paper's published baseline, on the calibration seeds.")
     calibrate_app.command(name=paper, epilog=EXIT_CODES_HELP)(cmd)
 
 
@@ -302,6 +302,7 @@ for _paper in ("hybrid", "dress", "rose", "drs"):
 
 
 app.add_typer(trace_cmd.trace_app, name="trace")
+app.add_typer(validate_cmd.validate_app, name="validate")
 analysis_cmd.register(app, reproduce_app)
 
 

@@ -3,24 +3,19 @@
 
 These types sit beside :class:`~schedlab.cluster.view.ClusterView` because both sides of
 the contract use them: policies build actions from what the view shows, and the engine
-checks and applies them. Neither the engine nor this module imports any policy.
+checks and applies them. The one call the engine makes, the
+:class:`~schedlab.engine.protocol.SchedulingPolicy` interface, is in the engine, since its
+``reset`` takes a :class:`~schedlab.workload.job.Workload`. This module imports nothing
+from schedlab.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar, Protocol, Sequence
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from schedlab.cluster.spec import ClusterSpec
-    from schedlab.cluster.view import ClusterView
-    from schedlab.workload.job import Workload
 
 __all__ = [
     "Place", "Enqueue", "Dequeue", "Preempt", "Drop", "Promote", "Reserve", "Unreserve",
-    "Action", "Status", "Trigger", "SchedulingPolicy",
+    "Action", "Status", "Trigger",
 ]
 
 
@@ -156,25 +151,3 @@ class Trigger:
     def __bool__(self) -> bool:
         return bool(self.arrivals or self.completions or self.timers or self.machines_changed
                     or self.memory_pressure or self.heartbeat is not None)
-
-
-class SchedulingPolicy(Protocol):
-    """What the engine needs from a policy (:class:`schedlab.policies.base.Policy` is the
-    usual implementation; the engine depends on this interface only)."""
-
-    name: ClassVar[str]
-    oversubscribes: ClassVar[bool]
-    #: optional: decide only when a timer fires (see ``Policy.tick_only``)
-    tick_only: bool
-
-    def reset(self, cluster: "ClusterSpec", workload: "Workload",
-              rng: "np.random.Generator") -> None: ...
-
-    def timers(self) -> dict[str, float]: ...
-
-    def decide(self, view: "ClusterView") -> Sequence[Action]: ...
-
-    def on_memory_pressure(self, view: "ClusterView",
-                           machine: int) -> Sequence[Action] | None: ...
-
-    def summary_counters(self) -> dict[str, float]: ...

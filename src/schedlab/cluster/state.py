@@ -103,6 +103,11 @@ class GroupTable:
              state[gid], resumable[gid], v_start[gid], v_finish[gid]) = rows[gid]
         stale.clear()
 
+    def published(self, name: str) -> np.ndarray:
+        """Field ``name`` of every slot as last written out, without publishing stale rows
+        (for a reader that has just called :meth:`publish`)."""
+        return getattr(self, "_" + name)
+
     def alive_ids(self) -> np.ndarray:
         return np.flatnonzero(self.state != FREE)
 

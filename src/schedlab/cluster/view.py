@@ -1,24 +1,79 @@
 """The read-only view of the cluster that policies decide on.
 
-The view wraps the engine's :class:`~schedlab.engine.state.ClusterState`. Arrays are
-read-only numpy views of that state (cheap: nothing is copied), so a
-policy can neither change the cluster behind the engine's back nor pay for deep copies.
-Arrays index the machine first, then the resource (see :data:`RESOURCES`).
+The view wraps the engine's cluster state through :class:`ViewedState`, the interface
+that :class:`~schedlab.engine.state.ClusterState` implements. Arrays are read-only numpy
+views of that state (cheap: nothing is copied), so a policy can neither change the cluster
+behind the engine's back nor pay for deep copies. Arrays index the machine first, then the
+resource (see :data:`RESOURCES`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from schedlab.cluster.state import FREE, RUNNING
-from schedlab.cluster.spec import RESOURCES
+from schedlab.cluster.state import FREE, RUNNING, GroupTable
+from schedlab.cluster.spec import RESOURCES, ClusterSpec
 
 if TYPE_CHECKING:
     from schedlab.cluster.actions import Trigger
-    from schedlab.engine.state import ClusterState
 
-__all__ = ["ClusterView", "RunningGroups"]
+__all__ = ["ClusterView", "RunningGroups", "ViewedState"]
+
+
+class ViewedState(Protocol):
+    """What the view reads of the engine's cluster state.
+
+    Arrays (machine x resource, or one entry per task or instance) are the state's own,
+    kept current by the engine; ``allocated``, ``opp_allocated``, ``used``, ``job_alloc``
+    and ``queue_alloc`` publish their changed rows when read. ``pending_from`` is a
+    cursor the view may advance: no ready rank below it has pending instances.
+    """
+
+    spec: ClusterSpec
+    w: Any                                    # the Workload (a layer above cluster)
+    now: float
+    heartbeat_machine: int | None
+    capacity: np.ndarray
+    speed: np.ndarray
+    alive: np.ndarray
+    n_dead: int
+    reserved: np.ndarray
+    reservations: dict[tuple[int, int], np.ndarray]
+    free_base: Any                            # .array(): capacity - allocation, per row
+    queue_length: np.ndarray
+    pending: np.ndarray
+    pending_total: int
+    pending_from: int
+    pending_by_rank: np.ndarray
+    n_ready: int
+    ready_order: np.ndarray
+    running: np.ndarray
+    completed: np.ndarray
+    ended: np.ndarray
+    ready_time: np.ndarray
+    ready_rank: np.ndarray
+    first_start: np.ndarray
+    unfinished_parents: np.ndarray
+    attempts: np.ndarray
+    requeued: dict[int, list[int]]
+    groups: GroupTable
+    groups_on: list[set[int]]
+    node_queue: list[dict]                    # per machine: entries (task, ids, ...) in order
+
+    @property
+    def allocated(self) -> np.ndarray: ...
+    @property
+    def opp_allocated(self) -> np.ndarray: ...
+    @property
+    def used(self) -> np.ndarray: ...
+    @property
+    def job_alloc(self) -> np.ndarray: ...
+    @property
+    def queue_alloc(self) -> np.ndarray: ...
+    def owner_arrays(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def contention_factors(self) -> list[float]: ...
+    def vnow(self, clock: int) -> float: ...
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -34,22 +89,24 @@ class RunningGroups:
     __slots__ = ("gid", "task", "machine", "count", "start_time", "alloc_time", "opportunistic",
                  "sticky", "running", "attempt", "v_progress")
 
-    def __init__(self, state: "ClusterState") -> None:
+    def __init__(self, state: "ViewedState") -> None:
         G = state.groups
         if G.stale:
             G.publish()
         # the published arrays themselves (the field properties would check ``stale`` each)
-        ids = np.flatnonzero(G._state != FREE)
+        col = G.published
+        slot_state = col("state")
+        ids = np.flatnonzero(slot_state != FREE)
         self.gid = ids
-        self.task = G._task[ids]
-        self.machine = G._machine[ids]
-        self.count = G._count[ids]
-        self.start_time = G._start_time[ids]
-        self.alloc_time = G._alloc_time[ids]
-        self.opportunistic = G._cls[ids].astype(bool)
-        self.sticky = G._sticky[ids].astype(bool)
-        self.running = G._state[ids] == RUNNING
-        self.attempt = G._attempt[ids]
+        self.task = col("task")[ids]
+        self.machine = col("machine")[ids]
+        self.count = col("count")[ids]
+        self.start_time = col("start_time")[ids]
+        self.alloc_time = col("alloc_time")[ids]
+        self.opportunistic = col("cls")[ids].astype(bool)
+        self.sticky = col("sticky")[ids].astype(bool)
+        self.running = slot_state[ids] == RUNNING
+        self.attempt = col("attempt")[ids]
         for name in _ARRAYS:
             getattr(self, name).setflags(write=False)
 
@@ -77,7 +134,7 @@ class ClusterView:
 
     resources = RESOURCES
 
-    def __init__(self, state: "ClusterState") -> None:
+    def __init__(self, state: "ViewedState") -> None:
         self._state = state
         self._trigger: "Trigger | None" = None
         #: the last running_groups() snapshot and the group table's edit count it saw
@@ -244,7 +301,7 @@ class ClusterView:
         order, as new lists [gid, task, count, start_time] (start_time NaN while starting),
         and the instances of its regular groups: the rows of :class:`RunningGroups` for
         that machine, without building the arrays."""
-        rows = self._state._gpy           # the engine's per-group Python rows
+        rows = self._state.groups.rows    # the engine's per-group Python rows
         opp = []
         n_regular = 0
         for g in sorted(self._state.groups_on[machine]):
@@ -262,7 +319,7 @@ class ClusterView:
 
     def group_machine(self, gid: int) -> int:
         """The machine of a running or starting group."""
-        return self._state._gpy[gid][1]
+        return self._state.groups.rows[gid][1]
 
     def node_queue_rows(self, machine: int) -> list[list]:
         """:meth:`node_queue` as new lists [task, count, enqueue_time] (the caller may

@@ -17,7 +17,7 @@ Time is a float in seconds. Events at one instant are handled in a fixed order (
 :mod:`schedlab.engine.events`), then the policy is asked once for decisions.
 
 The engine never imports policies: it talks to any object with the
-:class:`~schedlab.cluster.actions.SchedulingPolicy` interface, through a
+:class:`~schedlab.engine.protocol.SchedulingPolicy` interface, through a
 :class:`~schedlab.cluster.view.ClusterView` of the state.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ from schedlab.errors import InputError
 from schedlab.workload.job import Workload
 
 if TYPE_CHECKING:
-    from schedlab.cluster.actions import SchedulingPolicy
+    from schedlab.engine.protocol import SchedulingPolicy
 
 __all__ = ["Simulation", "OUTCOMES", "FINAL_NAMES", "QueueEntry"]
 
@@ -171,6 +171,12 @@ class Simulation:
         heap = self.events._heap
         na = self._arrival_times[self._next_batch]
         return min(heap[0][0], na) if heap else na
+
+    @property
+    def next_event_time(self) -> float:
+        """When the next queued event or arrival is due (inf: none). ``run_until`` of this
+        time runs exactly one more instant: how a caller steps decision by decision."""
+        return self._next_event_time()
 
     def run_until_drained(self) -> None:
         """Run until every task has ended (or nothing more can happen)."""
@@ -438,12 +444,6 @@ class Simulation:
         if self.live:
             self.events.push(st.now + self.sample_interval, ev.SAMPLE)
 
-    # ------------------------------------------------------------ compatibility
-    # Earlier releases exposed the state and the records as attributes of Simulation;
-    # these read-only names keep user code and notebooks working.
-    def _flush_areas(self) -> None:
-        self.flush_areas()
-
 
 def _check_fits(w: Workload, cluster: ClusterSpec) -> None:
     """Every task must fit on some machine, one instance on every resource."""
@@ -461,26 +461,3 @@ def _check_fits(w: Workload, cluster: ClusterSpec) -> None:
                f"can hold it (largest {RESOURCES[worst]} is {cap[:, worst].max():g})")
         raise InputError(msg, file=w.source, row=t + w.row_offset, column=RESOURCES[worst],
                          expected="a request that fits on at least one machine")
-
-
-def _forward(owner: str, names: Sequence[str], renamed: dict[str, str] | None = None) -> None:
-    for name in names:
-        target = (renamed or {}).get(name, name)
-
-        def get(self: Simulation, _owner: str = owner, _target: str = target) -> Any:
-            return getattr(getattr(self, _owner), _target)
-        get.__doc__ = f"Read-only alias of ``{owner}.{target}``."
-        setattr(Simulation, name, property(get))
-
-
-_forward("state", ("capacity", "speed", "alive", "allocated", "opp_allocated", "used",
-                   "job_alloc", "queue_alloc", "class_usage", "tot_alloc", "tot_used",
-                   "tot_cap", "reserved", "reservations", "groups", "groups_on",
-                   "node_queue", "queue_length", "pending", "running", "requeued",
-                   "submitted", "attempts", "remaining_work", "unfinished_parents",
-                   "heaps", "_pending_total"), renamed={"_pending_total": "pending_total"})
-_forward("records", ("ready_time", "first_start", "end_time", "completed", "ended", "final",
-                     "job_end", "rejections", "rejection_counts", "counters",
-                     "wasted_cpu_seconds", "level_buf", "n_levels", "samples_t",
-                     "samples_used", "samples_alloc", "area_alloc", "area_used",
-                     "area_alive", "rec"), renamed={"rec": "attempts"})

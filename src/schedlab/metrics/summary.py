@@ -1,4 +1,4 @@
-"""Summary metrics of a run (spec §0.3 definitions).
+"""Summary metrics of a run, defined as follows.
 
 - makespan: last job completion minus first job submission;
 - job wait: first task start minus job submission; JCT: last task end minus submission;

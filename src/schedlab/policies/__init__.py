@@ -1,8 +1,7 @@
-"""Scheduling policies. One module per policy; baselines beside the papers' policies."""
-from schedlab.policies.base import (Action, Dequeue, Drop, Enqueue, Place, Policy, PolicyParams,
-                                    Preempt, Promote, Reserve, Status, Trigger, Unreserve)
+"""Scheduling policies: the :class:`~schedlab.policies.base.Policy` base class, the registry
+and the classic baselines, one module each. The actions a policy returns are in
+:mod:`schedlab.cluster.actions`; the papers' policies are in :mod:`schedlab.papers`."""
+from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import describe_policies, make_policy, policy_ids, register
 
-__all__ = ["Action", "Dequeue", "Drop", "Enqueue", "Place", "Policy", "PolicyParams", "Preempt",
-           "Promote", "Reserve", "Status", "Trigger", "Unreserve", "describe_policies",
-           "make_policy", "policy_ids", "register"]
+__all__ = ["Policy", "PolicyParams", "describe_policies", "make_policy", "policy_ids", "register"]

@@ -2,9 +2,10 @@
 
 A policy is a pure function of a read-only :class:`~schedlab.cluster.view.ClusterView`
 (plus its own state, cleared by :meth:`Policy.reset`, and the injected random generator).
-It returns a sequence of actions (:mod:`schedlab.cluster.actions`, re-exported here so
-existing imports keep working). Only the engine changes cluster state: it checks each
-action in order, applies it, and logs a rejected one with its reason.
+It returns a sequence of actions (:mod:`schedlab.cluster.actions`). Only the engine changes
+cluster state: it checks each action in order, applies it, and logs a rejected one with its
+reason. :class:`Policy` implements :class:`~schedlab.engine.protocol.SchedulingPolicy`, the
+interface the engine calls.
 """
 from __future__ import annotations
 
@@ -13,18 +14,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from schedlab.cluster.actions import (Action, Dequeue, Drop, Enqueue, Place, Preempt, Promote,
-                                      Reserve, Status, Trigger, Unreserve)
-
 if TYPE_CHECKING:
+    from schedlab.cluster.actions import Action
     from schedlab.cluster.spec import ClusterSpec
     from schedlab.cluster.view import ClusterView
     from schedlab.workload.job import Workload
 
-__all__ = [
-    "Place", "Enqueue", "Dequeue", "Preempt", "Drop", "Promote", "Reserve", "Unreserve",
-    "Action", "Status", "Trigger", "Policy", "PolicyParams",
-]
+__all__ = ["Policy", "PolicyParams"]
 
 
 class PolicyParams(BaseModel):
@@ -70,10 +66,10 @@ class Policy:
         """Periodic timers the policy wants, as ``{name: period_seconds}``."""
         return {}
 
-    def decide(self, view: "ClusterView") -> Sequence[Action]:
+    def decide(self, view: "ClusterView") -> Sequence["Action"]:
         raise NotImplementedError
 
-    def on_memory_pressure(self, view: "ClusterView", machine: int) -> Sequence[Action] | None:
+    def on_memory_pressure(self, view: "ClusterView", machine: int) -> Sequence["Action"] | None:
         """Choose victims when a machine's memory use exceeds its capacity.
 
         Return ``None`` to let the engine apply its default rule (kill opportunistic work,

@@ -20,6 +20,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import pkgutil
 import re
 import sys
 from pathlib import Path
@@ -31,14 +32,18 @@ from schedlab.errors import InputError
 from schedlab.policies.base import Policy
 
 __all__ = ["register", "make_policy", "policy_ids", "policy_class", "describe_policies",
-           "policy_parameters", "load_policy_class", "ENTRY_POINT_GROUP"]
+           "policy_parameters", "load_policy_class", "ENTRY_POINT_GROUP", "POLICY_PACKAGES"]
 
 ENTRY_POINT_GROUP = "schedlab.policies"
 
 _REGISTRY: dict[str, type[Policy]] = {}
-# Policy modules are discovered (every public module of schedlab.policies, and the
-# modules that each paper package lists in its POLICIES) and imported
-# lazily, so the engine never imports policies and a new policy needs no edit here.
+#: Packages whose subpackages each list their policies in a ``POLICIES`` dict (policy id ->
+#: module name in the subpackage): the papers. They are found by name when a policy is
+#: looked up, as entry points are, so the registry (a lower layer) never imports them.
+POLICY_PACKAGES = ("schedlab.papers",)
+# Policy modules are discovered (every public module of this package, and the modules
+# that the policy packages list) and imported lazily, so the engine never imports policies
+# and a new policy needs no edit here.
 _loaded = False
 
 
@@ -54,17 +59,16 @@ def register(cls: type[Policy]) -> type[Policy]:
 
 
 def _paper_policy_modules() -> dict[str, str]:
-    """Policy id -> module, for every paper package (``schedlab.papers.<name>.POLICIES``)."""
-    import pkgutil
-
-    import schedlab.papers as papers
+    """Policy id -> module, for every subpackage of :data:`POLICY_PACKAGES` with ``POLICIES``."""
     found: dict[str, str] = {}
-    for info in sorted(pkgutil.iter_modules(papers.__path__), key=lambda i: i.name):
-        if not info.ispkg:
-            continue
-        pkg = importlib.import_module(f"schedlab.papers.{info.name}")
-        for pid, mod in getattr(pkg, "POLICIES", {}).items():
-            found[pid] = f"schedlab.papers.{info.name}.{mod}"
+    for parent in POLICY_PACKAGES:
+        for info in sorted(pkgutil.iter_modules(importlib.import_module(parent).__path__),
+                           key=lambda i: i.name):
+            if not info.ispkg:
+                continue
+            pkg = importlib.import_module(f"{parent}.{info.name}")
+            for pid, mod in getattr(pkg, "POLICIES", {}).items():
+                found[pid] = f"{parent}.{info.name}.{mod}"
     return found
 
 
@@ -72,10 +76,7 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
-    import pkgutil
-
-    import schedlab.policies as pkg
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
         if info.name.startswith("_") or info.name in ("base", "registry"):
             continue
         importlib.import_module(f"schedlab.policies.{info.name}")

@@ -161,9 +161,9 @@ def _meta_html(meta: Mapping[str, Any]) -> str:
 def render_html(title: str, sections: Sequence[Section], *, meta: Mapping[str, Any] | None = None,
                 subtitle: str = "") -> str:
     """The whole page. ``meta`` becomes the "How to rerun" section, placed first."""
-    import schedlab
+    from schedlab._version import __version__
     meta = dict(meta or {})
-    meta.setdefault("schedlab version", schedlab.__version__)
+    meta.setdefault("schedlab version", __version__)
     meta.setdefault("generated", _dt.datetime.now().isoformat(timespec="seconds"))
     all_sections = [Section("rerun", "How to rerun", [_meta_html(meta)]), *sections]
     nav = "".join(f'<a href="#{s.id}">{html.escape(s.title)}</a>' for s in all_sections)

@@ -1,4 +1,4 @@
-"""Calibration (spec §7.1 C1-C3): knobs set on the *baseline*, on calibration seeds.
+"""Calibration: knobs set on the *baseline*, on calibration seeds.
 
 A reproduction names a few free workload knobs (a duration scale, a load factor, a demand
 scale). ``schedlab calibrate <paper>`` runs a recorded search for them on the calibration
@@ -27,14 +27,14 @@ __all__ = ["CALIBRATION_SEEDS", "ACCEPTANCE_SEEDS", "acceptance_seeds", "calibra
            "calibration_row", "calibration_frame", "SearchLog", "bisect_log", "within_rel",
            "StoredCalibration", "load_calibration", "save_calibration", "CALIBRATION_COLUMNS"]
 
-#: spec §7.1 C2: calibration and acceptance seeds are disjoint.
+#: Calibration and acceptance seeds are disjoint.
 CALIBRATION_SEEDS: tuple[int, ...] = (1000, 1001, 1002, 1003, 1004)
 ACCEPTANCE_SEEDS: tuple[int, ...] = (0, 1, 2, 3, 4)
 CALIBRATION_COLUMNS = ["knob", "value", "metric", "paper", "measured", "tolerance", "within"]
 
 
 def acceptance_seeds(n: int = 5) -> list[int]:
-    """The first ``n`` acceptance seeds: 0, 1, ..., n-1 (spec §7.1 C2)."""
+    """The first ``n`` acceptance seeds: 0, 1, ..., n-1 (disjoint from the calibration seeds)."""
     return list(range(n))
 
 

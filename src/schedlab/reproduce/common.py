@@ -1,10 +1,10 @@
 """Shared pieces of the paper reproductions: acceptance checks and what a reproduction returns.
 
-A :class:`Check` is one row of the spec's §5 tables: id, claim, the paper's value, the
+A :class:`Check` is one acceptance row of a reproduction: id, claim, the paper's value, the
 measured value, the accept range as text, and PASS/FAIL. Checks are built by code that
 computes both the value and the verdict; nothing here hard-codes a result.
 
-A :class:`ReproductionResult` carries everything spec §7.1 asks of a reproduction: the
+A :class:`ReproductionResult` carries everything a reproduction reports: the
 checks, the paper's table beside the measured one, the calibration and tuning records, the
 regime maps and the held-back variants. :func:`schedlab.reproduce.report.write_outputs`
 turns it into ``acceptance.csv``, ``calibration.csv``, ``tuning.csv``, ``regime_map*.csv``,

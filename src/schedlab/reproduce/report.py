@@ -1,4 +1,4 @@
-"""A reproduction's files (spec §7.1): the CSVs and one self-contained ``report.html``.
+"""A reproduction's files: the CSVs and one self-contained ``report.html``.
 
 :func:`write_outputs` is the one place that turns a :class:`ReproductionResult` into files,
 for ``schedlab reproduce <paper>`` and ``schedlab reproduce all`` alike:
@@ -144,7 +144,7 @@ def _csv(df: pd.DataFrame | None, path: Path, written: list[Path]) -> None:
 
 def write_outputs(res: ReproductionResult, out: str | Path, *,
                   command: str | None = None) -> list[Path]:
-    """Write every file of spec §7.1 for ``res`` into ``out``; returns the paths written."""
+    """Write every file of a reproduction for ``res`` into ``out``; returns the paths written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

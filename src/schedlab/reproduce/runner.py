@@ -27,8 +27,7 @@ __all__ = ["run_jobs", "code_fingerprint", "job_key"]
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """A hash of schedlab's source files (path, size, content) and its packaged data."""
-    import schedlab
-    root = Path(schedlab.__file__).parent
+    root = Path(__file__).resolve().parents[1]          # the schedlab package
     h = hashlib.sha256()
     for p in sorted(root.rglob("*")):
         if p.suffix in (".py", ".json") and "__pycache__" not in p.parts:

@@ -1,8 +1,9 @@
 """One trial: a pure function of its :class:`~schedlab.sweeps.spec.TrialConfig`.
 
-:func:`run_trial` builds the workload (a built-in workload is generated from the trial's
-seed), the cluster and the policy with :func:`schedlab.inputs.resolve_run`, as
-``schedlab run`` does, runs the simulation and returns one flat result row:
+:func:`run_trial` resolves the workload (a built-in workload is generated from the trial's
+seed), the cluster and the policy once with :func:`schedlab.inputs.resolve_run`, as
+``schedlab run`` does, runs them with :func:`schedlab.run.run_resolved` and returns one
+flat result row:
 the config columns beside the metrics. It never raises: an exception becomes a row with
 ``status == "failed"`` and the error text, so a sweep goes on.
 
@@ -19,9 +20,10 @@ from functools import lru_cache
 from typing import Any
 
 from schedlab.cluster.spec import ClusterSpec
-from schedlab.inputs import FROM_TRACE, LoadedWorkload, resolve_cluster, resolve_workload
+from schedlab.inputs import (FROM_TRACE, LoadedWorkload, resolve_cluster, resolve_run,
+                             resolve_workload)
 from schedlab.metrics.table import summary_row
-from schedlab.run import simulate
+from schedlab.run import run_resolved
 from schedlab.sweeps.spec import TrialConfig, input_fingerprint
 
 __all__ = ["run_trial", "config_columns", "CONFIG_COLUMNS", "BOOKKEEPING_COLUMNS"]
@@ -65,9 +67,12 @@ def run_trial(cfg: TrialConfig | dict[str, Any]) -> dict[str, Any]:
     row = config_columns(cfg)
     t0 = time.perf_counter()
     try:
-        res = simulate(_workload(cfg.workload, int(cfg.seed), input_fingerprint(cfg.workload)),
-                       _cluster(cfg.cluster, input_fingerprint(cfg.cluster)), cfg.policy,
-                       params=cfg.params, seed=int(cfg.seed), config=cfg.engine)
+        # the workload and cluster come resolved from the worker's caches; resolve_run
+        # passes them through and builds the policy and the engine config
+        inputs = resolve_run(_workload(cfg.workload, int(cfg.seed), input_fingerprint(cfg.workload)),
+                             _cluster(cfg.cluster, input_fingerprint(cfg.cluster)), cfg.policy,
+                             params=cfg.params, seed=int(cfg.seed), config=cfg.engine)
+        res = run_resolved(inputs)
         metrics = summary_row(res.summary)
         metrics["per_class"] = json.dumps(res.summary.get("per_class", {}), sort_keys=True, default=str)
         row.update({"status": "ok", "error": ""})
