@@ -45,7 +45,7 @@ def test_one_paper_writes_acceptance(cli, stand_ins, tmp_path):
     out = tmp_path / "dress"
     cli("reproduce", "dress", "--seeds", 1, "--out", out, "--quick")
     acc = pd.read_csv(out / "acceptance.csv")
-    assert acc["id"].tolist() == ["dress-1", "dress-2"] and (acc["result"] == "PASS").all()
+    assert acc["id"].tolist() == ["dress-1", "dress-2"] and (acc["verdict"] == "PASS").all()
     assert (out / "runs.csv").is_file()
 
 
@@ -56,7 +56,7 @@ def test_all_papers_report_and_exit_code(cli, stand_ins, tmp_path):
     for paper in PAPERS:
         acc = pd.read_csv(out / paper / "acceptance.csv")
         want = "FAIL" if paper == "rose" else "PASS"
-        assert acc.set_index("id").at[f"{paper}-2", "result"] == want
+        assert acc.set_index("id").at[f"{paper}-2", "verdict"] == want
     html = (out / "report.html").read_text()
     for paper in PAPERS:
         assert f'id="paper-{paper}"' in html

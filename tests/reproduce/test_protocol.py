@@ -109,3 +109,17 @@ def test_accept_ranges():
 def test_unpaired_seeds_are_an_error():
     with pytest.raises(ValueError, match="paired"):
         ratio_claim([1, 2], [1], side="below")
+
+
+def test_a_judged_check_carries_its_reading_into_acceptance_csv():
+    from schedlab.reproduce.common import Check, acceptance_frame
+    row = ratio_claim([1, 1, 1, 1, 300], [2, 2, 2, 2, 100], side="below")
+    unit = Check("U1", "engine", "-", "ok", "ok", True, kind="unit")
+    unsure = Check.judged("C2", "claim", "0.5", inconclusive(row, "gate: reachable cut 12% < 35%"))
+    acc = acceptance_frame([Check.judged("C1", "claim", "0.5", row), unsure, unit])
+    assert acc["kind"].tolist() == ["claim", "claim", "unit"]
+    assert acc["verdict"].tolist() == [PASS, INCONCLUSIVE, PASS]
+    assert not acc.loc[0, "robust"] and acc.loc[0, "alt_sum"] == pytest.approx(304 / 108)
+    assert acc.loc[0, "per_seed"].split(";")[0] == "0.5" and acc.loc[0, "per_seed_ok"] == 4
+    with pytest.raises(ValueError, match="kind"):
+        Check("X", "c", "p", "m", "a", True, kind="claims")

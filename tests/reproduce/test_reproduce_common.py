@@ -100,13 +100,17 @@ def test_write_outputs_writes_every_file(tmp_path):
     res.figures["regime_map_ne"] = fig_path
     names = {p.name for p in write_outputs(res, tmp_path)}
     assert names == {"acceptance.csv", "calibration.csv", "calibration_search.csv", "tuning.csv",
-                     "regime_map_ne.csv", "variants.csv", "report.html"}
+                     "regime_map_ne.csv", "variants.csv", "report.html", "REPORT.md"}
     acc = pd.read_csv(tmp_path / "acceptance.csv")
-    assert list(acc.columns) == ACCEPTANCE_COLUMNS and acc["result"].tolist() == ["PASS", "FAIL"]
+    assert list(acc.columns) == ACCEPTANCE_COLUMNS and acc["verdict"].tolist() == ["PASS", "FAIL"]
     html = (tmp_path / "report.html").read_text()
     for anchor in ("paper-table", "calibration", "tuning", "regime", "variants", "acceptance"):
         assert f'id="{anchor}"' in html
-    assert "1 of 2 checks pass" in html and "data:image/png;base64" in html
+    assert "claims: 1 PASS, 1 FAIL, 0 INCONCLUSIVE of 2" in html and "data:image/png;base64" in html
+    md = (tmp_path / "REPORT.md").read_text()
+    assert "## Claim checks" in md and "## Environment" in md and "numpy:" in md
+    # the environment lists the checksum of every other file written
+    assert all(f"`{name}`" in md for name in names - {"REPORT.md"})
 
 
 def test_regime_map_figure_draws_an_accept_range():

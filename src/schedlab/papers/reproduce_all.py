@@ -21,6 +21,7 @@ from schedlab.reports.html import Section, image_html, paragraph, table_html, wr
 __all__ = ["PAPERS", "PaperOutcome", "reproduce_all", "write_combined_report"]
 
 from schedlab.papers import PAPERS
+from schedlab.reproduce.common import KINDS
 
 
 @dataclass
@@ -88,12 +89,16 @@ def write_combined_report(path: str | Path, outcomes: Sequence[PaperOutcome], *,
         if oc.status == "ran":
             res = oc.result
             acc = res.acceptance()
-            n_pass = int((acc["result"] == "PASS").sum())
-            rows.append({"paper": oc.paper.upper(), "status": "ran", "checks": len(acc),
-                         "passed": n_pass, "failed": len(acc) - n_pass,
-                         "wall_seconds": float(res.wall_seconds)})
+            for kind in KINDS:
+                part = acc[acc["kind"] == kind]
+                if len(part):
+                    rows.append({"paper": oc.paper.upper(), "kind": kind, "status": "ran",
+                                 "checks": len(part),
+                                 **{v.lower(): int((part["verdict"] == v).sum())
+                                    for v in ("PASS", "FAIL", "INCONCLUSIVE")},
+                                 "wall_seconds": float(res.wall_seconds)})
             s = Section(f"paper-{oc.paper}", f"{oc.paper.upper()}: acceptance checks")
-            s.add(table_html(acc, verdict_column="result"))
+            s.add(table_html(acc, verdict_column="verdict"))
             for note_text in res.notes:
                 s.add(paragraph(note_text, cls="note"))
             for name, tab in res.tables.items():
@@ -113,12 +118,36 @@ def write_combined_report(path: str | Path, outcomes: Sequence[PaperOutcome], *,
                 s.add(paragraph("CSV files: " + ", ".join(csvs), cls="note"))
             sections.append(s)
         elif oc.status == "error":
-            rows.append({"paper": oc.paper.upper(), "status": "error", "checks": 0, "passed": 0,
-                         "failed": 0, "wall_seconds": float("nan")})
+            rows.append({"paper": oc.paper.upper(), "kind": "–", "status": "error", "checks": 0,
+                         "pass": 0, "fail": 0, "inconclusive": 0, "wall_seconds": float("nan")})
             sections.append(Section(f"paper-{oc.paper}", f"{oc.paper.upper()}: error").add(
                 f"<pre>{html.escape(oc.error[-4000:])}</pre>"))
         else:
-            rows.append({"paper": oc.paper.upper(), "status": "not in this build", "checks": 0,
-                         "passed": 0, "failed": 0, "wall_seconds": float("nan")})
+            rows.append({"paper": oc.paper.upper(), "kind": "–", "status": "not in this build",
+                         "checks": 0, "pass": 0, "fail": 0, "inconclusive": 0,
+                         "wall_seconds": float("nan")})
     overview = Section("overview", "Overview").add(table_html(pd.DataFrame(rows)))
+    _write_combined_md(Path(path).parent / "REPORT.md", pd.DataFrame(rows), outcomes, meta)
     return write_html(path, "schedlab paper reproductions", [overview, *sections], meta=meta)
+
+
+def _write_combined_md(path: Path, tally_rows: pd.DataFrame, outcomes: Sequence[PaperOutcome],
+                       meta: dict[str, Any]) -> Path:
+    """``REPORT.md`` for ``reproduce all``: the tally per paper and kind of check, and a link
+    to each paper's own REPORT.md."""
+    lines = ["# schedlab paper reproductions", ""]
+    claims = tally_rows[tally_rows.get("kind", pd.Series(dtype=str)) == "claim"] \
+        if len(tally_rows) else tally_rows
+    if len(claims):
+        lines += [f"**claims: {int(claims['pass'].sum())} PASS, {int(claims['fail'].sum())} FAIL, "
+                  f"{int(claims['inconclusive'].sum())} INCONCLUSIVE of {int(claims['checks'].sum())}**", ""]
+    cols = ["paper", "kind", "status", "checks", "pass", "fail", "inconclusive", "wall_seconds"]
+    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in tally_rows.iterrows():
+        lines.append("| " + " | ".join(str(r.get(c, "")) if c != "wall_seconds" else
+                                        (f"{r[c]:.0f}" if pd.notna(r[c]) else "–") for c in cols) + " |")
+    lines += ["", "Each paper's report: " + ", ".join(
+        f"[{oc.paper}]({oc.paper}/REPORT.md)" for oc in outcomes if oc.status == "ran"), ""]
+    lines += ["## Run", ""] + [f"- {k}: {v}" for k, v in meta.items()] + [""]
+    path.write_text("\n".join(lines))
+    return path

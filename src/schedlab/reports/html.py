@@ -141,7 +141,7 @@ def table_html(df: pd.DataFrame, *, row_class: Sequence[str] | None = None,
             if cl == "l" and len(s) > 24:
                 cl += " w"                         # long labels wrap, short ones never do
             if verdict_column and c == verdict_column:
-                cl += " pass" if str(v).upper() == "PASS" else " fail"
+                cl += {"PASS": " pass", "FAIL": " fail"}.get(str(v).upper(), " inconclusive")
             cells.append(f'<td class="{cl.strip()}">{s}</td>')
         rc = f' class="{row_class[i]}"' if row_class is not None and row_class[i] else ""
         rows.append(f"<tr{rc}>{''.join(cells)}</tr>")

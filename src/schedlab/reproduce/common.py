@@ -18,16 +18,28 @@ from typing import Any, Sequence
 
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from schedlab.reproduce.protocol import FAIL, PASS, ClaimRow
 from schedlab.stats import mean_ci, seed_list  # re-exported: the reproductions' seeds and CIs
 
-__all__ = ["Check", "ReproductionResult", "mean_ci", "acceptance_frame", "print_acceptance",
+__all__ = ["KINDS", "Check", "ReproductionResult", "mean_ci", "acceptance_frame", "print_acceptance",
            "seed_list", "direction_holds", "ACCEPTANCE_COLUMNS"]
+
+
+#: kinds of check: a claim tests the treatment (or a part of it) against a baseline and is
+#: tallied; a baseline check compares baselines only; a unit check tests the engine, a
+#: workload's construction or a hand-written plan. Only claims enter the claim tally.
+KINDS = ("claim", "baseline", "unit")
 
 
 @dataclass
 class Check:
+    """One acceptance row. ``row`` is the seed protocol's reading
+    (:mod:`schedlab.reproduce.protocol`) where the check has one; its verdict (PASS, FAIL or
+    INCONCLUSIVE) is then the check's."""
+
     id: str
     claim: str
     paper: str
@@ -36,10 +48,33 @@ class Check:
     passed: bool
     workload: str = ""
     note: str = ""
+    kind: str = "claim"
+    row: ClaimRow | None = None
+    #: one measured line on why the check came out as it did
+    mechanism: str = ""
+    #: where the evidence is: a file and column, or a figure
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            msg = f"check {self.id}: kind {self.kind!r} is not one of {KINDS}"
+            raise ValueError(msg)
 
     @property
     def verdict(self) -> str:
-        return "PASS" if self.passed else "FAIL"
+        if self.row is not None:
+            return self.row.verdict
+        return PASS if self.passed else FAIL
+
+    @classmethod
+    def judged(cls, id: str, claim: str, paper: str, row: ClaimRow, *, kind: str = "claim",
+               measured: str | None = None, **extra: Any) -> "Check":
+        """A check whose verdict is the protocol's reading ``row``."""
+        text = measured if measured is not None else (
+            f"{row.value:.4g} [{row.ci_low:.4g}, {row.ci_high:.4g}]; per seed "
+            f"{row.per_seed_ok}/{row.n}")
+        return cls(id, claim, paper, text, row.accept, row.verdict == PASS, kind=kind, row=row,
+                   **extra)
 
 
 @dataclass
@@ -71,22 +106,31 @@ class ReproductionResult:
 
     @property
     def all_passed(self) -> bool:
-        return all(c.passed for c in self.checks)
+        return all(c.verdict != FAIL for c in self.checks)
 
     def acceptance(self) -> pd.DataFrame:
         return acceptance_frame(self.checks)
 
 
-ACCEPTANCE_COLUMNS = ["id", "claim", "paper", "measured", "accept", "result", "workload", "note"]
+ACCEPTANCE_COLUMNS = ["id", "kind", "claim", "paper", "accept", "measured", "value", "ci_low",
+                      "ci_high", "per_seed", "k", "per_seed_ok", "verdict", "robust", "alt_sum",
+                      "alt_mean", "mechanism", "evidence", "workload", "note"]
 
 
 def acceptance_frame(checks: Sequence[Check]) -> pd.DataFrame:
-    """``id, claim, paper, measured, accept, result`` (PASS/FAIL), then workload and note."""
+    """One row per check: id, kind, the claim, the paper's value and the accept range, the
+    measured value with its CI and per-seed values, the verdict, ``robust`` and the two
+    alternative readings (``alt_sum``, ``alt_mean``), the mechanism and the evidence."""
     rows = []
     for c in checks:
-        d = asdict(c)
-        d["result"] = c.verdict
-        del d["passed"]
+        d = {k: getattr(c, k) for k in ("id", "kind", "claim", "paper", "accept", "measured",
+                                         "mechanism", "evidence", "workload", "note")}
+        d.update({"value": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"),
+                  "per_seed": "", "k": None, "per_seed_ok": None, "robust": True,
+                  "alt_sum": float("nan"), "alt_mean": float("nan")})
+        if c.row is not None:
+            d.update(c.row.as_dict())
+        d["verdict"] = c.verdict
         rows.append(d)
     return pd.DataFrame(rows, columns=ACCEPTANCE_COLUMNS)
 
@@ -94,11 +138,12 @@ def acceptance_frame(checks: Sequence[Check]) -> pd.DataFrame:
 def print_acceptance(checks: Sequence[Check], title: str, console: Any = None) -> None:
     console = console or Console()
     tab = Table(title=title, show_lines=False)
-    for col in ("id", "claim", "paper", "measured", "accept", "result"):
+    for col in ("id", "kind", "claim", "paper", "measured", "accept", "verdict"):
         tab.add_column(col, overflow="fold")
     for c in checks:
-        style = "green" if c.passed else "red"
-        tab.add_row(c.id, c.claim, c.paper, c.measured, c.accept, f"[{style}]{c.verdict}[/]")
+        style = {"PASS": "green", "FAIL": "red"}.get(c.verdict, "yellow")
+        tab.add_row(escape(c.id), c.kind, escape(c.claim), escape(c.paper), escape(c.measured),
+                    escape(c.accept), f"[{style}]{c.verdict}[/]")
     console.print(tab)
 
 

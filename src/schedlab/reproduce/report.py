@@ -23,7 +23,8 @@ from typing import Any
 import pandas as pd
 
 from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
-from schedlab.reproduce.common import ReproductionResult
+from schedlab.reproduce.common import KINDS, ReproductionResult
+from schedlab.reproduce.report_md import environment, tally, write_report_md
 
 __all__ = ["write_outputs", "report_sections", "regime_map_figure"]
 
@@ -75,12 +76,11 @@ def report_sections(res: ReproductionResult, *, prefix: str = "") -> list[Sectio
     p = prefix
     secs: list[Section] = []
     acc = res.acceptance()
-    n_pass = int((acc["result"] == "PASS").sum())
-    scale = ("the spec's full scale (acceptance)" if res.scale == "full"
-             else "a reduced scale (--quick): these figures are not acceptance")
+    scale = ("full scale (acceptance)" if res.scale == "full"
+             else "a reduced scale (--quick): a smoke test, not acceptance")
     s = Section(f"{p}summary", "Summary")
-    s.add(paragraph(f"{n_pass} of {len(acc)} checks pass, at {scale}; "
-                    f"{res.wall_seconds:,.0f} s of wall time."))
+    kinds = "; ".join(tally(acc, k) for k in KINDS if (acc["kind"] == k).any())
+    s.add(paragraph(f"{kinds}, at {scale}; {res.wall_seconds:,.0f} s of wall time."))
     for note in res.notes:
         s.add(paragraph(note, cls="note"))
     secs.append(s)
@@ -118,7 +118,7 @@ def report_sections(res: ReproductionResult, *, prefix: str = "") -> list[Sectio
           else paragraph("No held-back variant was run.", cls="empty"))
     secs.append(s)
     secs.append(Section(f"{p}acceptance", "Acceptance checks")
-                .add(table_html(acc, verdict_column="result")))
+                .add(table_html(acc, verdict_column="verdict")))
     s = Section(f"{p}tables", "Further tables and figures")
     for name, tab in res.tables.items():
         s.add(paragraph(f"table {name}", cls="note"))
@@ -162,4 +162,13 @@ def write_outputs(res: ReproductionResult, out: str | Path, *,
     written.append(write_html(out / "report.html",
                               f"{res.paper.upper()} reproduction", report_sections(res),
                               meta=meta))
+    env = environment(written, seeds=res.meta.get("seeds", ()),
+                      wall_seconds=res.wall_seconds or None,
+                      cpu_seconds=res.meta.get("cpu_seconds"),
+                      stage_seconds=res.meta.get("stage_seconds"))
+    env["command"] = meta["command"]
+    written.append(write_report_md(out, paper=res.paper, title=f"{res.paper.upper()} reproduction",
+                                   acceptance=res.acceptance(), calibration=res.calibration,
+                                   maps=res.regime_maps, env=env, notes=res.notes,
+                                   scale=res.scale))
     return written
