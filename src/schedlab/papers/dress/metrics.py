@@ -1,7 +1,7 @@
 """Metrics of the DRESS reproduction: per-job and per-class waits and completion times,
 the large-job cost, and the release estimator's forecast error (S9).
 
-Definitions follow SEEDS_SPEC §0.3: wait = first task start − submission (a container's
+Definitions: wait = first task start − submission (a container's
 start-up delay counts as waiting: the task is not running yet), completion (JCT) = last
 task end − submission, makespan = last completion − first submission.
 """

@@ -1,4 +1,4 @@
-"""Workloads for the DRESS reproduction (SEEDS_SPEC §5.5: W-DRESS-*).
+"""Workloads for the DRESS reproduction (W-DRESS-*, after the paper's Section V).
 
 A job is a chain of phases (map → reduce, or Spark stages). Phase k is one task row whose
 ``instances`` are the phase's tasks and whose ``parents`` are every row of phase k−1; all
@@ -8,18 +8,18 @@ r_i (its widest phase). Each task asks for one container (``slots`` = 1), 1 core
 Heading and trailing tasks. Instances of one row share a duration, so a *heading* task (a
 short last block, duration × 0.1) or a *trailing* task (a skewed partition, duration × 1.4)
 is a separate one-instance row in the same phase: same stage label, same parents, and the
-next phase waits for it too. Following the spec, each phase of ≥ 3 tasks independently
+next phase waits for it too. Each phase of ≥ 3 tasks independently
 gets one heading task with probability 0.2 and one trailing task with probability 0.2.
 
 Start spread inside a phase is not in the workload: it comes from multi-round container
 hand-out in a congested cluster and from the container start-up delay the scheduler model
-draws per container (:class:`schedlab.papers.dress._estimators.StartupDelay`).
+draws per container (:class:`schedlab.papers.dress.containers.StartupDelay`).
 
 HiBench profiles (:data:`PROFILES`) give each benchmark's phase structure as relative
-phase widths (the widest phase is 1.0 = r_i). Durations follow the spec: per job a median
+phase widths (the widest phase is 1.0 = r_i). Durations: per job a median
 m ~ U(20, 60) s, each phase's task duration log-normal around m with CV 0.1.
 
-Calibration knobs (spec §7.3, C1). ``duration_scale`` multiplies every task duration and
+Calibration knobs. ``duration_scale`` multiplies every task duration and
 ``demand_scale`` multiplies the container demand r of the *large* jobs (15-60 containers
 before scaling). Small jobs keep 2-9 containers: the paper defines them as jobs of fewer
 than 10 containers, so scaling them would move jobs across the SD/LD line. Both knobs are
@@ -58,7 +58,7 @@ PROFILES: dict[str, dict[str, list[float]]] = {
 MR_BENCHMARKS = tuple(PROFILES)                                   # HiBench 1-10 on YARN
 SPARK_BENCHMARKS = tuple(k for k, v in PROFILES.items() if "spark" in v)   # 4-6, 9, 10
 
-#: 1-based submission ids of the small jobs (spec §5.5, as in the paper).
+#: 1-based submission ids of the small jobs (as in the paper's Figs. 6-9).
 SPARK_SMALL_IDS = (4, 5, 7, 9, 10, 12)
 MR_SMALL_IDS = (4, 5, 6, 8, 10, 11)
 
@@ -190,7 +190,7 @@ def mixed_workload(seed: int = 0, *, small_share: float = 0.2, n_jobs: int = N_J
     pool) from the luck of where the small jobs land in the queue.
 
     ``scales`` maps a kind ("spark", "mr") to its calibrated (duration_scale, demand_scale):
-    each job inherits the scales of its own kind (spec §7.3).
+    each job inherits the scales of its own kind.
     """
     n_small = int(round(small_share * n_jobs))
     order = np.random.default_rng(np.random.SeedSequence([seed, 3003])).permutation(

@@ -1,11 +1,31 @@
-"""Algorithms 1-3 on hand-built state (spec §3.3-3.5, errata §3.11)."""
+"""Algorithms 1-3 and the release estimator of ``algorithms.py`` on hand-built state."""
 import math
 
 import numpy as np
 import pytest
 
-from schedlab.papers.dress._estimators import (JobTracker, StartupDelay, adjust_delta,
-                                                 ramp)
+from schedlab.papers.dress.algorithms import (SD, LD, JobPhases, adjust_delta,
+                                              algorithm_2_finish, classify, job_releases,
+                                              observe_tick, release_ramp)
+from schedlab.papers.dress.containers import StartupDelay
+
+
+class JobTracker:
+    """One job's detectors fed tick by tick, as the policy feeds them."""
+
+    def __init__(self, *, t_s=5, t_e=5, pw=10.0):
+        self.job = JobPhases()
+        self.kw = {"t_s": t_s, "t_e": t_e, "pw": pw}
+
+    def tick(self, t, started, completed, job_done=False):
+        observe_tick(self.job, t, started, completed, **self.kw)
+        algorithm_2_finish(self.job, t, job_done=job_done)
+
+    def future_releases(self, now, horizon):
+        return job_releases(self.job, now, horizon)
+
+    def __getattr__(self, name):
+        return getattr(self.job, name)
 
 
 def _keys(prefix, n):
@@ -55,7 +75,7 @@ def _running_phase(n=8, start=1.0):
 def test_lone_heading_task_does_not_set_gamma():
     tr = _running_phase()
     tr.tick(5.0, [], ["a0"])                 # CT 1 - 0 = 1, not > t_e
-    assert not tr.phases[0].has_gamma
+    assert math.isnan(tr.phases[0].gamma)
 
 
 def test_gamma_after_t_e_completions():
@@ -84,11 +104,11 @@ def test_beta_when_job_done():
 
 
 # ------------------------------------------------------------------ release forecast
-def test_ramp_is_cumulative_and_saturates():
-    assert ramp(9.0, 10.0, 4.0) == 0.0
-    assert ramp(12.0, 10.0, 4.0) == 0.5
-    assert ramp(20.0, 10.0, 4.0) == 1.0
-    assert ramp(10.0, 10.0, 0.0) == 1.0      # step when the spread is 0
+def test_release_ramp_is_cumulative_and_saturates():
+    assert release_ramp(9.0, 10.0, 4.0) == 0.0
+    assert release_ramp(12.0, 10.0, 4.0) == 0.5
+    assert release_ramp(20.0, 10.0, 4.0) == 1.0
+    assert release_ramp(10.0, 10.0, 0.0) == 1.0      # step when the spread is 0
 
 
 def test_future_releases_counts_only_the_window_ahead():
@@ -96,9 +116,9 @@ def test_future_releases_counts_only_the_window_ahead():
     ph = tr.phases[0]
     tr.tick(0.0, _keys("a", 10), [])
     ph.gamma, ph.spread = 20.0, 10.0         # 10 containers released uniformly over 20-30
-    # (now, H) = (15, 10): ramp(25) - ramp(15) = 0.5 -> 5 containers
+    # (now, H) = (15, 10): release_ramp(25) - release_ramp(15) = 0.5 -> 5 containers
     assert tr.future_releases(15.0, 10.0) == pytest.approx(5.0)
-    # (25, 1): ramp(26) - ramp(25) = 0.1 -> 1 container
+    # (25, 1): release_ramp(26) - release_ramp(25) = 0.1 -> 1 container
     assert tr.future_releases(25.0, 1.0) == pytest.approx(1.0)
     ph.gamma = float("nan")                  # gamma unknown: nothing predicted
     assert tr.future_releases(15.0, 10.0) == 0.0
@@ -145,3 +165,9 @@ def test_startup_delay_distribution():
     assert d.min() >= 0.2 and d.max() <= 10.0
     assert math.isclose(float(np.median(d)), 1.5, rel_tol=0.05)
     assert StartupDelay(median=0).draw(rng, 3).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_job_indicator_compares_with_theta_times_the_reference():
+    # θ = 0.1 of 100 containers: 10 is small (≤), 11 is large
+    assert classify(10, theta=0.1, reference=100.0) == SD
+    assert classify(11, theta=0.1, reference=100.0) == LD
