@@ -1,4 +1,4 @@
-"""W-HYB-1 v2 (spec §7.2): per-class Δ_C from the Google 2011 excerpt; the Google sample's
+"""W-HYB-1: per-class Δ_C from the Google 2011 excerpt; the Google sample's
 window and sizes are parameters."""
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_demand_scale_scales_every_task():
     assert (a.frame["priority"] == b.frame["priority"]).all()
 
 
-def test_synthetic_variant_is_the_v1_generator():
+def test_synthetic_variant_is_w_hyb_1_with_synthetic_demand():
     a = hw.w_hyb_1_synthetic(2, scale=0.05, hours=2.0)
     b = hw.w_hyb_1(2, scale=0.05, hours=2.0, demand="synthetic")
     assert a.info["workload"] == "W-HYB-1-synthetic"
