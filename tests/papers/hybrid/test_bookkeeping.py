@@ -1,26 +1,21 @@
-"""The policies' own bookkeeping equals what the view would give (speed shortcuts).
+"""HYBRID's count of sticky labels in use equals the view's at every decision.
 
-HYBRID tracks its running sticky tasks instead of reading every running group
-(``_verify_sticky`` compares the count with the view's at every decision). PRI's pending
-list once was its own list of ready, unfinished tasks; it is ``view.pending_tasks()`` again
-since the class queue (whose order tests/unit/test_pri_fast_paths.py checks at every
-decision), so the pending comparison below only guards against a return to an own list.
+The fast path tracks the running sticky tasks it placed instead of reading every running
+group (``_verify_sticky`` compares the count with the running groups' at every decision).
 These tests run a small bursty W-HYB-1 sample (with evictions, sticky runs and
-memory-overrun kills) tick by tick.
+PRI-k drops) tick by tick.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 import schedlab
 from schedlab.papers.hybrid.policy import HybridPolicy
-from schedlab.papers.hybrid.preemptive_priority import PriKPolicy
 from schedlab.papers.hybrid.workloads import w_hyb_1
 
 
-class _Checked:
-    """Mixin: compare the shortcuts with the view on every tick that reaches them."""
+class CheckedHybrid(HybridPolicy):
+    """Compare the tracked sticky count with the running groups on every decision."""
 
     _verify_sticky = True
 
@@ -28,28 +23,17 @@ class _Checked:
         super().reset(cluster, workload, rng)
         self.checked_ticks = 0
 
-    def _pending(self, view):
-        pend = super()._pending(view)
-        expected = view.pending_tasks()
-        assert np.array_equal(pend, expected), (view.now, pend[:10], expected[:10])
+    def _n_sticky(self, view, snap):
         self.checked_ticks += 1
-        return pend
+        return super()._n_sticky(view, snap)
 
 
-class CheckedHybrid(_Checked, HybridPolicy):
-    pass
-
-
-class CheckedPriK(_Checked, PriKPolicy):
-    pass
-
-
-def _sample():
+def _sample(mem_factor=1.0):
     wl = w_hyb_1(1, scale=0.05, hours=2.0, class_mix="synthetic", rate=3.0, demand_scale=1.0)
-    return wl.frame, wl.cluster
+    return wl.frame.assign(mem_used=wl.frame["mem_used"] * mem_factor), wl.cluster
 
 
-def test_pending_list_and_sticky_count_match_the_view():
+def test_sticky_count_matches_the_view():
     frame, cluster = _sample()
     pol = CheckedHybrid(sticky_slots=10)
     res = schedlab.simulate(frame, cluster, pol, seed=0, config={"record_levels": False})
@@ -59,11 +43,11 @@ def test_pending_list_and_sticky_count_match_the_view():
     assert (a["outcome_name"].astype(str) == "evicted").sum() > 20
 
 
-def test_pending_list_matches_with_drops_and_memory_kills():
-    frame, cluster = _sample()
-    # tight memory forces memory-overrun kills; PRI-k drops tasks on the 2nd eviction
-    frame = frame.assign(mem_used=frame["mem_used"] * 6)
-    pol = CheckedPriK(k=2)
+def test_sticky_count_matches_with_tight_memory_and_an_eviction_limit():
+    # tight memory leaves slots free that no task fits; the limit drops tasks on the 2nd
+    # eviction
+    frame, cluster = _sample(mem_factor=6.0)
+    pol = CheckedHybrid(sticky_slots=10, eviction_limit=2)
     res = schedlab.simulate(frame, cluster, pol, seed=0, config={"record_levels": False})
     assert pol.checked_ticks > 1000
     names = pd.Series(res.attempts["outcome_name"].astype(str)).value_counts()

@@ -1,7 +1,7 @@
-"""How the HYBRID checks read seeds (spec §5: seed-mean in range, direction in 4 of 5
-seeds): a ratio is the ratio of seed sums over the informative seeds; a seed where neither
-policy evicts is no evidence either way; a seed where only HYBRID evicts counts against;
-and most seeds must be informative. Synthetic per-seed tables, no simulation."""
+"""How the HYBRID checks read seeds (seed-mean in range, direction in 4 of 5 seeds): a
+ratio is the ratio of seed sums over the informative seeds; a seed where neither policy
+evicts is no evidence either way; a seed where only HYBRID evicts counts against; and most
+seeds must be informative. Synthetic per-seed tables, no simulation."""
 from __future__ import annotations
 
 import pandas as pd

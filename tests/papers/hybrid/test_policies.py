@@ -1,4 +1,4 @@
-"""Hand-worked cases for PRI, PRI-k and HYBRID (SEEDS_SPEC §4.2-4.3).
+"""Hand-worked cases for PRI, PRI-k and HYBRID (CoolDC'16 §3 and §4.1).
 
 Every task uses one core of ``CORE = 1/24`` CPU; ``duration = Δ_C / CORE`` nominal seconds.
 Unless said otherwise the policies decide on every event (``unit_time=0``) so that times

@@ -1,16 +1,16 @@
-"""PRI and PRI-k (HYBRID paper's baselines, SEEDS_SPEC §4.2-4.3) pinned rule by rule.
+"""PRI and PRI-k (the HYBRID paper's baselines, §3.2 and §4.1) pinned rule by rule.
 
 Each case is a tiny hand-built cluster and workload whose schedule follows from the paper's
 rules alone, worked out in the docstring:
 
-* the queue is ordered by priority descending, then first arrival (§4.2 step 3.1);
+* the queue is ordered by priority descending, then first arrival (§3.2);
 * the head takes a free slot (production classes 9-11: the most powerful, by CPU per slot;
   others: a free slot uniformly at random); else it evicts a running regular task of
   strictly lower priority: the lowest class, on the most powerful slot for a production
-  evictor, then the most recently started; else the phase stops (§4.2 steps 3-5);
+  evictor, then the most recently started; else the phase stops (§3.2);
 * an evicted task re-enters the queue keeping its first arrival; PRI-k drops it on its
-  k-th eviction instead (§4.3);
-* memory overrun evicts the lowest priority, most recent start, until memory fits (§4.1).
+  k-th eviction instead (§4.1);
+* memory overrun evicts the lowest priority, most recent start, until memory fits (§2.1).
 
 Machines have at least one cpu per slot and tasks use one cpu, so a task's run time is its
 ``dur``. The policies decide on every event (``unit_time=0``) unless said otherwise.
@@ -21,8 +21,10 @@ import numpy as np
 import pytest
 
 import schedlab
+from schedlab.papers.hybrid.algorithms import priority_order
 from schedlab.papers.hybrid.policy import HybridPolicy
-from schedlab.papers.hybrid.preemptive_priority import PriKPolicy, PriorityPolicy
+from schedlab.papers.hybrid.pri import PriorityPolicy
+from schedlab.papers.hybrid.pri_k import PriKPolicy
 from schedlab.testing.builders import WorkloadBuilder, machines
 
 EVENT = {"unit_time": 0.0}
@@ -307,7 +309,7 @@ def test_priority_order_holds_for_wide_priority_ranges(span, low):
 def test_regular_order_first_or_last_entry(order, expected):
     """One slot; L1, L2 class 0 (10 s), H1, H2 class 5 (5 s). L1 runs from 0, L2 waits
     from 1. H1 evicts L1 at 2 and runs 2-7.
-    "first" (the spec): at 7 L1 (first arrival 0) goes before L2 (1); H2 evicts it again
+    "first" (the paper): at 7 L1 (first arrival 0) goes before L2 (1); H2 evicts it again
     at 8; at 13 L1 still goes first: 13-23, then L2 23-33.
     "last" (by entry into the queue): at 7 L2 (entered at 1) goes before L1 (re-entered at
     2): L2 7-8, evicted by H2; at 13 L1 (re-entered at 2) goes before L2 (re-entered at
@@ -497,20 +499,13 @@ def test_the_queue_order_key_is_priority_then_first_readiness():
     """The order of any set of pending tasks, whatever order they are listed in: priority
     descending, then first readiness ascending. Priorities 3, 0, 3, 7 (tasks 0-3), readiness
     ranks 2, 0, 3, 1: 3 (7); then 0 (rank 2), 2 (rank 3); then 1 (0)."""
-    wl = _wl(("T0", 0, 1, 3), ("T1", 0, 1, 0), ("T2", 0, 1, 3), ("T3", 0, 1, 7))
-    pol = schedlab.simulate(wl, machines((8, 8), slots=8), "pri", params=EVENT).sim.policy
-    ready_rank = np.array([2, 0, 3, 1])
+    prio, ready_rank = np.array([3, 0, 3, 7]), np.array([2, 0, 3, 1])
     for rest in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [1, 2, 0, 3]):
-        rest = np.array(rest)
-        assert rest[pol._priority_order(rest, ready_rank)].tolist() == [3, 0, 2, 1]
-    # adjacent classes: the key must keep every class apart, whatever the ranks
-    # (3 tasks: U0 class 0 rank 0; U1 class 1 rank 2; U2 class 1 rank 1 -> U2, U1, U0)
-    wl3 = _wl(("U0", 0, 1, 0), ("U1", 0, 1, 1), ("U2", 0, 1, 1))
-    pol3 = schedlab.simulate(wl3, machines((8, 8), slots=8), "pri", params=EVENT).sim.policy
-    rest3 = np.array([0, 1, 2])
-    assert rest3[pol3._priority_order(rest3, np.array([0, 2, 1]))].tolist() == [2, 1, 0]
-    in_readiness_order = np.array([1, 3, 0, 2])
-    assert in_readiness_order[pol._priority_order(in_readiness_order, ready_rank)].tolist() == [3, 0, 2, 1]
+        assert priority_order(np.array(rest), prio, ready_rank).tolist() == [3, 0, 2, 1]
+    # adjacent classes stay apart, whatever the ranks
+    # (U0 class 0 rank 0; U1 class 1 rank 2; U2 class 1 rank 1 -> U2, U1, U0)
+    assert priority_order(np.array([0, 1, 2]), np.array([0, 1, 1]),
+                          np.array([0, 2, 1])).tolist() == [2, 1, 0]
 
 
 # --- the sticky hooks HYBRID plugs into (same module: the sticky phase and memory rule) -----
@@ -584,7 +579,7 @@ def test_a_sticky_eviction_picks_a_victim_whose_slot_holds_the_head(limit, b1, s
     uses 6) does not fit; B2 is the most recent lower-class task but 4 + 1 < 6, so B1
     (4 + 3 >= 6) is evicted and C runs sticky 2-12. B1 (3) then waits for 3 memory: at 12
     it takes a free label, 12-112. With an eviction limit of 1 the eviction drops B1.
-    Without sticky_evicts (the spec: the sticky phase never evicts) the regular phase makes
+    Without sticky_evicts (the paper: the sticky phase never evicts) the regular phase makes
     the same eviction, and C runs as regular work."""
     wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0),
              ("B2", 0, 100, 0, 1.0), ("C", 2, 10, 1, 6.0))
@@ -859,7 +854,7 @@ def test_memory_taken_by_a_regular_placement_is_gone_for_the_next_one():
 def test_a_head_without_victim_stops_the_evictions_of_the_tick():
     """Memory-aware. One machine <1 cpu, 2 mem, 1 slot>: L (class 0, uses 1) runs 0-100. At
     1, H (class 5, uses 3) is the head: even with L evicted only 2 memory would be free,
-    so there is no victim for it, and the phase stops (§4.2 step 3.2): M (class 3, uses
+    so there is no victim for it, and the phase stops (§3.2): M (class 3, uses
     0.5), behind H, does not evict L either. M runs when L ends: 100-110."""
     wl = _wl(("L", 0, 100, 0, 1.0), ("H", 1, 10, 5, 3.0), ("M", 1, 10, 3, 0.5))
     res = schedlab.simulate(wl, machines((1, 2), slots=1), "pri", params=EVENT, until=200)

@@ -1,4 +1,5 @@
-"""The non-default readings of spec §4.6 (items 2 and 3) and the eviction-time measurement.
+"""The non-default readings of the sticky phase and the queue order (``sticky_evicts``,
+``regular_order="last"``) and the eviction-time measurement.
 
 Hand-worked cases on one machine; ``unit_time=0`` so that times are exact.
 """

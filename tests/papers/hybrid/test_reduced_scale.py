@@ -1,10 +1,10 @@
-"""W-HYB-1 v2 at reduced scale, with the calibrated s (spec §7.2): what the full-scale
+"""W-HYB-1 at reduced scale, with the calibrated s: what the full-scale
 calibrated workload shows, asserted at a scale that keeps its regime.
 
 Scale: 10% of the Table 1 cluster (every machine row kept, 360 slots) with 10% of the
 arrivals, over the full 15 h, seed 0, PRI and HYBRID with 0, 200 and 800 nominal labels
 (scaled with the slots), one module fixture of three runs of about 4-5 CPU·s each.
-The 15-h horizon matters: W-HYB-1 v2's long production tasks pile up over hours, and a
+The 15-h horizon matters: W-HYB-1's long production tasks pile up over hours, and a
 5-h window at full scale has no eviction at all. At the calibrated s (0.12261) PRI on the
 calibration seeds evicts with many repeats (seed-mean pe̅ 4.2, max(pe) 95, against the
 paper's 2.23 and 14); this scale keeps that (PRI pe̅ about 3.3, max(pe) 31).

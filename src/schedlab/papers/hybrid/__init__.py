@@ -3,4 +3,4 @@
 See ``docs/papers/hybrid.md``. ``algorithms.py`` holds the sticky and regular phases, PRI
 and PRI-k.
 """
-POLICIES = {"hybrid": "policy", "pri": "preemptive_priority", "pri-k": "preemptive_priority"}
+POLICIES = {"hybrid": "policy", "pri": "pri", "pri-k": "pri_k"}

@@ -1,4 +1,4 @@
-"""Compiled scans of the priority policies (PRI, PRI-k, HYBRID).
+"""Compiled scans of the priority policies (PRI, PRI-k, HYBRID): part of the fast path.
 
 Private. In the HYBRID paper's runs the queue holds tens of thousands of tasks (the Google
 2011 excerpt: 23,000 on average at each decision with work) while a decision places about
@@ -11,13 +11,13 @@ cached on disk with ``cache=True``):
   use is at most ``limit`` (the room plus the tolerance, added by the caller);
 - :func:`slot_total` and :func:`slot_pick`: "a free slot uniformly at random among the
   machines whose memory fits", split in two so that the caller draws the uniform number
-  from the policy's generator only when a slot exists (as the numpy code did): the number
+  from the policy's generator only when a slot exists (as :func:`.algorithms.choose_slot` does): the number
   of fitting free slots, then the machine holding the slot at ``x`` of the cumulative sum
   (numpy's ``searchsorted(cumsum, x, side="right")``, integers compared as float64).
 
 Each function computes exactly what its numpy twin in :data:`NUMPY` computes, with the same
-comparisons, so the decisions are identical; ``tests/unit/test_pri_fast_paths.py`` compares
-the two on random inputs. :func:`load` returns the numpy twins without numba or with
+comparisons, so the decisions are identical; ``tests/papers/hybrid/test_fast_path.py``
+compares both with the plain scans of :mod:`.algorithms` on random inputs. :func:`load` returns the numpy twins without numba or with
 ``SCHEDLAB_JIT=0``. Importing numba costs about 1 s of CPU once per process; compiling the
 three loops about 1 s on the first run (then they load from the disk cache).
 """

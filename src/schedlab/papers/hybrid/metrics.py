@@ -1,6 +1,6 @@
-"""The HYBRID paper's metrics (CoolDC'16 §4, SEEDS_SPEC §4.4), from a run's tables.
+"""The HYBRID paper's metrics (CoolDC'16 §4, Table 2, Fig. 2 and Fig. 3), from a run's tables.
 
-Outcome conventions of the slot-priority policies (:mod:`schedlab.papers.hybrid.preemptive_priority`):
+Outcome conventions of the slot-priority policies (:mod:`schedlab.papers.hybrid.pri`):
 
 * ``evicted`` (code 2): a priority eviction, requeued -- counts toward NE_priority and pe;
 * ``preempted`` (code 1): the PRI-k eviction that drops the task -- a drop, not an eviction;
@@ -51,10 +51,10 @@ def hybrid_metrics(result: Any, *, low_class: int = 0, high_class: int = 9,
     others. ``sticky_finished_share`` is the share of completed instances whose final run
     was on a sticky slot; ``sticky_low_share`` the share of sticky runs by classes ≤
     ``low_share_max``. ``slot_busy`` is the time-averaged share of slots occupied during
-    ``[0, window]`` (default: the last submit time), the regime indicator of spec §4.4
+    ``[0, window]`` (default: the last submit time), the regime indicator of ``docs/papers/hybrid.md``
     ("slots about 95-105% busy under PRI").
 
-    Mechanism measurements (issue 21 item 5): ``evicted_tasks`` (distinct instances with a
+    Mechanism measurements: ``evicted_tasks`` (distinct instances with a
     priority eviction); ``lower_regular_mean`` / ``lower_regular_median`` (running regular
     instances of lower priority than the evictor at each priority eviction, recorded by the
     policy; NaN if it does not record them); ``sticky_completions`` and

@@ -1,7 +1,7 @@
-"""HYBRID: sticky slots in preemptive priority scheduling (seed 004)."""
+"""HYBRID: sticky slots in preemptive priority scheduling (CoolDC'16)."""
 from __future__ import annotations
 
-from schedlab.papers.hybrid.preemptive_priority import PriorityPolicy, _SlotParams
+from schedlab.papers.hybrid.pri import PriorityPolicy, _SlotParams
 from schedlab.policies.registry import register
 
 __all__ = ["HybridPolicy"]
@@ -13,7 +13,8 @@ class HybridPolicy(PriorityPolicy):
 
     Reference
         Çavdar, Chen, Alagöz, "Reducing Execution Waste in Priority Scheduling: a Hybrid
-        Approach", USENIX CoolDC'16, §3; SEEDS_SPEC §4.2 and §4.6.
+        Approach", USENIX CoolDC'16, §3 and Fig. 1: :func:`~.algorithms.sticky_phase`
+        (§3.1) and :func:`~.algorithms.regular_phase` (§3.2); ``docs/papers/hybrid.md``.
     Assumptions
         Slot-based cluster, one slot per task. Sticky slots are *labels*: a global count of
         running tasks marked non-evictable (``Place(..., sticky=True)``), not tied to any
@@ -25,7 +26,7 @@ class HybridPolicy(PriorityPolicy):
            not empty and a physical slot is free: take the queue in first-arrival order
            (FCFS; evicted tasks keep their first arrival, so they tend to be first), place
            the head on a free slot by the slot rule, and mark it sticky. Never evicts.
-        2. Regular phase: exactly :class:`~schedlab.papers.hybrid.preemptive_priority.PriorityPolicy`
+        2. Regular phase: exactly :class:`~schedlab.papers.hybrid.pri.PriorityPolicy`
            (priority desc, first arrival asc; free slot, else evict the lowest-class,
            most-recently-started non-sticky task of strictly lower priority; production
            classes take and evict from the most powerful slots first).
@@ -35,12 +36,13 @@ class HybridPolicy(PriorityPolicy):
         Memory overrun evicts sticky tasks only when nothing else is left on the machine.
     Complexity
         As PRI, plus O(S) for the sticky phase.
-    Departures from the spec
-        As PRI (continuous CPU sharing; ticks without change are skipped). An optional
-        ``eviction_limit`` (default None, the paper's HYBRID has none) makes HYBRID-k.
-        The other readings of spec §4.6 items 2, 3, 6 and of the memory rule are options
-        (``sticky_evicts``, ``regular_order``, ``powerful_slots``, ``memory_aware``),
-        compared on calibration seeds only; the defaults are the spec's.
+    Departures from the paper
+        As PRI (continuous CPU sharing; idle ticks skipped; memory-aware placement, under
+        which an FCFS head whose memory fits nowhere lets later tasks take the free
+        slots). The paper fixes 200 labels of 3,072 slots; ``sticky_slots`` sets them. An
+        optional ``eviction_limit`` (default None, the paper's HYBRID has none) makes
+        HYBRID-k. ``sticky_evicts`` is another reading of the sticky phase (the paper's
+        never evicts), compared on calibration seeds only.
     """
 
     name = "hybrid"
@@ -50,8 +52,8 @@ class HybridPolicy(PriorityPolicy):
         #: Number of sticky (non-evictable) slot labels; 200 = 6.5% of 3,072.
         sticky_slots: int = 200
         eviction_limit: int | None = None
-        #: Spec §4.6 item 2: the sticky phase never evicts (spec, False). True: with no
-        #: free slot it evicts a lower-priority regular task for the FCFS head.
+        #: False (the paper): the sticky phase never evicts. True: with no free slot it
+        #: evicts a lower-priority regular task for the FCFS head.
         sticky_evicts: bool = False
 
     def _sticky_slots(self) -> int:

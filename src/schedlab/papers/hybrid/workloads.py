@@ -1,6 +1,6 @@
-"""Cluster and workloads of the HYBRID paper (seed 004, SEEDS_SPEC §4 and W-HYB-1 in §5.5).
+"""Cluster and workloads of the HYBRID paper (CoolDC'16 §2 and §4; ``docs/papers/hybrid.md``).
 
-The slot model is mapped onto the engine as follows (spec §4.1):
+The slot model of §2.1-§2.2 is mapped onto the engine as follows:
 
 * A machine of normalized CPU ``C`` with ``N_c`` cores and ``N_s`` slots has capacity
   ``cpu = C``, ``slots = N_s``. Cores have the same speed everywhere: one core is
@@ -21,7 +21,6 @@ the real machine_events capacity classes).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +29,10 @@ import numpy as np
 import pandas as pd
 
 from schedlab.cluster.spec import ClusterSpec, cluster_from_table
+from schedlab.papers.hybrid.google2011 import (_google_task_table, _read_google_tasks,  # noqa: F401
+                                               clear_google_cache, google_class_counts,
+                                               google_mem_usage_ratio, google_task_parts,
+                                               trace_class_mix, traces_root)
 
 __all__ = ["CORE", "CLASS_MIX", "TABLE1", "hybrid_cluster", "w_hyb_1", "w_hyb_1_synthetic",
            "trace_class_demand", "google_hybrid",
@@ -40,12 +43,12 @@ __all__ = ["CORE", "CLASS_MIX", "TABLE1", "hybrid_cluster", "w_hyb_1", "w_hyb_1_
 #: One core, normalized to the largest machine (A-C: 0.5 CPU / 12 cores; D: 1.0 / 24).
 CORE = 0.5 / 12
 
-#: The spec's default synthetic class mix (§4.4), priority -> probability. It is the
+#: The default synthetic class mix, priority -> probability. It is the
 #: fallback of :func:`w_hyb_1` when the Google 2011 excerpt is not available.
 CLASS_MIX: dict[int, float] = {0: 0.38, 1: 0.03, 2: 0.06, 3: 0.005, 4: 0.43, 5: 0.005,
                                6: 0.01, 7: 0.005, 8: 0.02, 9: 0.05, 10: 0.003, 11: 0.002}
 
-#: Table 1 of the paper with the spec's core counts: (type, count, cpu, mem, slots, cores).
+#: Table 1 of the paper with core counts (A-C: 12, D: 24): (type, count, cpu, mem, slots, cores).
 TABLE1: tuple[tuple[str, int, float, float, int, int], ...] = (
     ("A", 69, 0.5, 0.50, 24, 12),
     ("B", 38, 0.5, 0.25, 24, 12),
@@ -53,11 +56,6 @@ TABLE1: tuple[tuple[str, int, float, float, int, int], ...] = (
     ("D", 5, 1.0, 1.00, 24, 24),     # WASC "powerful" slots: 1/24 CPU per slot
     ("D", 3, 1.0, 1.00, 48, 24),
 )
-
-
-def traces_root() -> Path:
-    """Root of the real traces (``$SCHEDLAB_TRACES`` or /work/shared/traces)."""
-    return Path(os.environ.get("SCHEDLAB_TRACES", "/work/shared/traces"))
 
 
 def _cluster(rows: list[tuple[str, float, float, int, int]], name: str) -> ClusterSpec:
@@ -140,19 +138,18 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
             mem_low: float = 0.005, mem_high: float = 0.03, target_load: float | None = 0.95,
             demand_scale: float | None = None, max_duration: float | None = -1.0,
             scale: float = 1.0) -> HybridWorkload:
-    """W-HYB-1 v2 (spec §7.2; §4.4 and §5.5): about 68,000 tasks over 15 h, 12 classes.
+    """W-HYB-1: about 68,000 tasks over 15 h, 12 classes (the paper's §4 setting).
 
     Demand (``demand``):
 
-    * ``"trace"`` (default, W-HYB-1 v2, spec §7.2): each task's Δ_C is drawn uniformly
+    * ``"trace"`` (default): each task's Δ_C is drawn uniformly
       from its own class's tasks in the Google 2011 excerpt (the first ``n_parts`` parts
       under ``trace_root``): runtime of the last attempt × one core, censored tasks keeping
       their censored length (:func:`trace_class_demand`), times the one global scale
-      ``demand_scale`` (the calibration knob s of spec §7.2 C1). A class absent from the
+      ``demand_scale`` (the calibration knob s). A class absent from the
       excerpt (only with an explicit ``class_mix``) draws from the whole excerpt. Without
       the excerpt it falls back to the synthetic model and ``info["demand_source"]`` says so.
-    * ``"synthetic"`` (the variant ``W-HYB-1-synthetic``, spec §4.4 [R], the v1 generator,
-      unchanged): log-normal, described below; see :func:`w_hyb_1_synthetic`.
+    * ``"synthetic"`` (the variant ``W-HYB-1-synthetic``): log-normal, described below; see :func:`w_hyb_1_synthetic`.
 
     Arrivals are Poisson at ``rate`` per second, or a 2-state MMPP (``bursty``: rate ×
     ``burst_factor`` for ``burst_share`` of the time, mean burst ``burst_mean`` s) with the
@@ -160,25 +157,24 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
     ``sigma_low``; 9-11: ``median_prod``, ``sigma_prod``); memory use U(``mem_low``,
     ``mem_high``) in both modes.
 
-    Class mix (spec §4.4: "use this default synthetic mix when the trace is unavailable,
-    and replace it with real trace counts when it is"): ``class_mix="trace"`` (default)
+    Class mix: ``class_mix="trace"`` (default)
     draws priorities with the real per-class task shares of the Google 2011 excerpt
     (:func:`trace_class_mix`, counted as ``trace_counts`` says) and falls back to the
     synthetic :data:`CLASS_MIX` when the excerpt is missing; ``"synthetic"`` (or None)
     always uses :data:`CLASS_MIX`; a dict gives an explicit mix. Memory and arrivals stay
-    the spec's synthetic model (§4.4 [R]); the real trace mapped directly is
+    synthetic; the real trace mapped directly is
     :func:`google_hybrid`. ``info["class_mix_source"]`` records the source used.
 
     Scale: every Δ_C is multiplied by ``demand_scale``. The reproduction passes the
-    calibrated s (PRI's Table 2 row, spec §7.2 C1). When it is None it is derived from
+    calibrated s (PRI's Table 2 row). When it is None it is derived from
     ``target_load``, the offered CPU (rate × E[Δ_C]: the analytic log-normal mean, or the
-    mix-weighted mean of the trace classes) as a share of the cluster's CPU (v1's rule). ``max_duration`` caps a task's nominal duration (default
+    mix-weighted mean of the trace classes) as a share of the cluster's CPU. ``max_duration`` caps a task's nominal duration (default
     -1: the window length, as no task observed in a ``hours``-long trace window can be longer;
     None: no cap; the analytic mean ignores the cap). ``scale`` < 1 shrinks the cluster *and* the arrival rate
     together for reduced-scale tests.
 
-    Measured regime of the synthetic default (v1): under PRI the slots are about 67% busy
-    on average over the window and full during bursts; see docs/policies/hybrid.md.
+    Measured regime of the synthetic demand: under PRI the slots are about 67% busy on
+    average over the window and full during bursts; see ``docs/papers/hybrid.md``.
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 4004]))
     cluster = hybrid_cluster(scale=scale)
@@ -226,8 +222,7 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
 
 
 def w_hyb_1_synthetic(seed: int = 0, **kw: Any) -> HybridWorkload:
-    """The variant ``W-HYB-1-synthetic`` (spec §7.2): W-HYB-1 with the [R] log-normal Δ_C
-    of §4.4 (the v1 generator) instead of the trace's per-class demand."""
+    """The variant ``W-HYB-1-synthetic``: W-HYB-1 with a log-normal Δ_C instead of the trace's per-class demand."""
     out = w_hyb_1(seed, demand="synthetic", **kw)
     out.info["workload"] = "W-HYB-1-synthetic"
     return out
@@ -265,7 +260,7 @@ def trace_class_demand(root: Path | None = None, *, n_parts: int = 10
     """Per-class Δ_C of the Google 2011 excerpt (priority -> CPU·s of every task).
 
     Δ_C = runtime of the task's last attempt × one core (:data:`CORE`); a task still
-    running at the end of the data keeps its censored runtime (spec §7.2). The tasks and
+    running at the end of the data keeps its censored runtime. The tasks and
     their runtimes are :func:`google_hybrid`'s (:func:`_read_google_tasks`, cached).
     """
     parts = google_task_parts(root, n_parts)
@@ -293,74 +288,6 @@ def _resolve_mix(class_mix, trace_counts: str) -> tuple[dict[int, float], str]:
 
 
 # --------------------------------------------------------------------------- Google 2011
-
-def google_class_counts(root: Path | None = None, *, n_parts: int = 10,
-                        counts: Literal["tasks", "arrivals", "submits"] = "tasks"
-                        ) -> dict[int, int]:
-    """Per-priority task counts of the Google 2011 task_events excerpt (SUBMIT events).
-
-    ``counts``:
-
-    * ``"tasks"`` (default): distinct tasks (job_id, task_index) with a SUBMIT event in the
-      parts read, each counted once under the priority of its first SUBMIT. This is the task
-      population of the excerpt (464,004 tasks), including the tasks of the time-0 snapshot,
-      the same population :func:`google_hybrid` samples from.
-    * ``"arrivals"``: the same, only for tasks whose first SUBMIT is inside the window (trace
-      time > 0), i.e. without the snapshot of tasks already there at the start.
-    * ``"submits"``: every SUBMIT event (resubmissions after evictions, failures and kills
-      count again; they reflect Borg's own scheduling, not the demand).
-
-    Cached per process (keyed by paths, sizes and mtimes). Raises FileNotFoundError if
-    there are no parts.
-    """
-    parts = google_task_parts(root, n_parts)
-    if not parts:
-        msg = f"no Google 2011 task_events parts under {root or traces_root()}"
-        raise FileNotFoundError(msg)
-    key = ("class-counts", counts, tuple((str(Path(p).resolve()), os.stat(p).st_size,
-                                          os.stat(p).st_mtime_ns) for p in parts))
-    if key not in _COUNTS_CACHE:
-        _COUNTS_CACHE[key] = _class_counts_uncached(parts, counts)
-    return dict(_COUNTS_CACHE[key])
-
-
-_COUNTS_CACHE: dict[tuple, dict[int, int]] = {}
-
-
-def _class_counts_uncached(parts: list[Path], counts: str) -> dict[int, int]:
-    import polars as pl
-    names = ["time", "job_id", "task_index", "event_type", "priority"]
-    frames = []
-    for p in parts:
-        f = pl.read_csv(p, has_header=False, columns=[0, 2, 3, 5, 8], infer_schema_length=0)
-        f = f.rename(dict(zip(f.columns, names))).cast(pl.Int64, strict=False)
-        frames.append(f.filter(pl.col("event_type") == 0))
-    sub = pl.concat(frames).drop_nulls(["priority"])
-    if counts != "submits":
-        if counts not in ("tasks", "arrivals"):
-            msg = f"counts must be 'tasks', 'arrivals' or 'submits', not {counts!r}"
-            raise ValueError(msg)
-        sub = (sub.sort("time", maintain_order=True)
-               .group_by(["job_id", "task_index"], maintain_order=True)
-               .agg(pl.col("time").first(), pl.col("priority").first()))
-        if counts == "arrivals":
-            sub = sub.filter(pl.col("time") > 0)
-    tab = sub.group_by("priority").len().sort("priority")
-    return {int(p): int(n) for p, n in zip(tab["priority"], tab["len"])}
-
-
-def trace_class_mix(root: Path | None = None, *, counts: Literal["tasks", "arrivals",
-                                                                    "submits"] = "tasks",
-                    n_parts: int = 10) -> dict[int, float]:
-    """Real per-class shares (priority -> probability) of the Google 2011 excerpt.
-
-    The normalised :func:`google_class_counts`. On the shipped excerpt (``"tasks"``):
-    0: 20.4%, 1: 10.1%, 2: 55.3%, 8: 1.4%, 9: 11.1%, 10: 0.2%, 11: 1.4%; classes 3-7 do
-    not occur. Classes absent from the excerpt get probability 0.
-    """
-    c = google_class_counts(root, n_parts=n_parts, counts=counts)
-    total = sum(c.values())
-    return {p: n / total for p, n in sorted(c.items())}
 
 
 def google_cluster_sample(seed: int = 0, *, n_machines: int = 125,
@@ -391,112 +318,6 @@ def google_cluster_sample(seed: int = 0, *, n_machines: int = 125,
     typ = np.where(cpu >= 1.0, "D", "G")
     rows = list(zip(typ, cpu, mem, slots, cores))
     return _cluster(rows, "google2011-sample125")
-
-
-def _read_google_tasks(parts: list[Path]) -> pd.DataFrame:
-    """Per-task submit, priority, memory request and last runtime (cached per process).
-
-    Reading and reducing the ten task_events parts takes several seconds, so the result is
-    kept for the life of the process, keyed by the resolved paths, their sizes and mtimes.
-    Treat the returned frame as read-only.
-    """
-    key = tuple((str(Path(p).resolve()), os.stat(p).st_size, os.stat(p).st_mtime_ns)
-                for p in parts)
-    hit = _GOOGLE_CACHE.get(key)
-    if hit is None:
-        hit = _read_google_tasks_uncached([Path(k[0]) for k in key])
-        _GOOGLE_CACHE.clear()      # keep one excerpt only (about 40 MB)
-        _GOOGLE_CACHE[key] = hit
-    return hit
-
-
-_GOOGLE_CACHE: dict[tuple, pd.DataFrame] = {}
-
-
-def clear_google_cache() -> None:
-    """Forget the cached Google tables (tests, or after the trace files change)."""
-    _GOOGLE_CACHE.clear()
-    _COUNTS_CACHE.clear()
-
-
-def _read_google_tasks_uncached(parts: list[Path]) -> pd.DataFrame:
-    """Per-task submit, priority, memory request and last runtime, read directly (pandas)."""
-    cols = [0, 2, 3, 5, 8, 10]
-    names = ["time", "job_id", "task_index", "event_type", "priority", "mem"]
-    frames = [pd.read_csv(p, header=None, usecols=cols, names=names,
-                          dtype={"time": np.int64, "job_id": np.int64, "task_index": np.int64,
-                                 "event_type": np.int8, "priority": np.int8, "mem": float})
-              for p in parts]
-    ev = {c: np.concatenate([f[c].to_numpy() for f in frames]) for c in names}
-    return _google_task_table(ev["time"], ev["job_id"], ev["task_index"], ev["event_type"],
-                             ev["priority"], ev["mem"])
-
-
-def _google_task_table(time_us: np.ndarray, job_id: np.ndarray, task_index: np.ndarray,
-                      event_type: np.ndarray, priority: np.ndarray,
-                      mem: np.ndarray) -> pd.DataFrame:
-    """Task events -> one row per task (job_id, task_index, in that order) that was ever
-    scheduled: its first event time (``submit``), its last priority, its largest memory
-    request, the last SCHEDULE (``start``) and the next end event (``end``; the data's end
-    if none), and ``runtime = max(end - start, 1)``. Event times are trace microseconds,
-    shifted by the excerpt's 600 s offset. Array-wise over the events sorted by task then
-    time (stable), as pandas would sort and group them (1.8 M events: about 1 s less)."""
-    t = np.maximum(time_us / 1e6 - 600.0, 0.0)
-    order = np.lexsort((t, task_index, job_id))           # stable, like sort_values
-    job, task, t = job_id[order], task_index[order], t[order]
-    kind, priority, mem = event_type[order], priority[order], mem[order]
-    n = len(t)
-    new_task = np.ones(n, dtype=bool)
-    new_task[1:] = (job[1:] != job[:-1]) | (task[1:] != task[:-1])
-    first = np.flatnonzero(new_task)
-    last = np.append(first[1:], n) - 1
-    where = np.arange(n)
-    # each task's last SCHEDULE and last end event (position in the sorted events, or -1)
-    sched = np.maximum.reduceat(np.where(kind == 1, where, -1), first) if n else first
-    ends = np.maximum.reduceat(np.where((kind >= 2) & (kind <= 6), where, -1), first) \
-        if n else first
-    ran = sched >= 0
-    start = t[sched[ran]]
-    end = np.where(ends[ran] >= 0, t[ends[ran]], np.nan)
-    data_end = float(t.max()) if n else float("nan")
-    end = np.where(end >= start, end, data_end)
-    mem_max = np.fmax.reduceat(mem, first) if n else mem         # NaN only if all are
-    return pd.DataFrame({
-        "job_id": job[first][ran], "task_index": task[first][ran], "submit": t[first][ran],
-        "priority": priority[last][ran], "mem": mem_max[ran], "start": start, "end": end,
-        "runtime": np.maximum(end - start, 1.0)})
-
-
-def google_mem_usage_ratio(root: Path | None = None) -> float:
-    """Memory usage / memory request of the production tasks running at trace time 0.
-
-    From the two derived borg-simulator tables (requests, and the same tasks with measured
-    usage), joined on (job_id, task_index): sum of usage over sum of requests (0.594 on
-    the shipped excerpt). The paper allocates "based on the actual resource usages"; the
-    task_events excerpt only has requests, so :func:`google_hybrid` scales them by this.
-    Returns 1.0 when the files are missing.
-    """
-    base = (root or traces_root()) / "google-2011" / "derived-borg-simulator"
-    req, use = base / "prod-tasks-time0.txt.gz", base / "prod-tasks-with-usage-time0.txt.gz"
-    if not (req.exists() and use.exists()):
-        return 1.0
-    key = ("mem-ratio", str(req.resolve()), os.stat(req).st_mtime_ns)
-    if key not in _RATIO_CACHE:
-        cols = ["time", "task_index", "job_id", "cpu", "mem"]
-        a = pd.read_csv(req, header=None, usecols=range(5), names=cols)
-        b = pd.read_csv(use, header=None, usecols=range(5), names=cols)
-        m = a.merge(b, on=["job_id", "task_index"], suffixes=("_req", "_use"))
-        _RATIO_CACHE[key] = float(m["mem_use"].sum() / m["mem_req"].sum())
-    return _RATIO_CACHE[key]
-
-
-_RATIO_CACHE: dict[tuple, float] = {}
-
-
-def google_task_parts(root: Path | None = None, n_parts: int = 10) -> list[Path]:
-    """The first ``n_parts`` Google 2011 task_events parts under ``root`` (sorted)."""
-    root = root or traces_root()
-    return sorted((root / "google-2011" / "task_events").glob("part-*.csv.gz"))[:n_parts]
 
 
 def google_hybrid(seed: int = 0, *, task_fraction: float = 0.147, hours: float = 14.0,
