@@ -6,7 +6,7 @@ import pytest
 
 from schedlab.errors import InputError
 from schedlab.workload.traces.base import load_trace
-from schedlab.workload.traces.google2011 import borg_usage_pairs
+from schedlab.workload.traces.google2011_borg import borg_usage_pairs
 
 US = 1_000_000
 OFFSET = 600 * US

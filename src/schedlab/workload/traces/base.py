@@ -58,10 +58,10 @@ __all__ = ["TraceBundle", "FORMATS", "detect_format", "load_trace", "default_tra
 #: ``reader(path, *, lenient=False, **options) -> TraceBundle``.
 FORMATS: dict[str, tuple[str, str]] = {
     "google2011": ("google2011", "read_google2011"),
-    "google2011-machines": ("google2011", "read_google2011_machines"),
-    "google2011-jobs": ("google2011", "read_google2011_jobs"),
-    "google2011-borg-tasks": ("google2011", "read_borg_tasks_bundle"),
-    "google2011-borg-machines": ("google2011", "read_borg_machines_bundle"),
+    "google2011-machines": ("google2011_machines", "read_google2011_machines"),
+    "google2011-jobs": ("google2011_jobs", "read_google2011_jobs"),
+    "google2011-borg-tasks": ("google2011_borg", "read_borg_tasks_bundle"),
+    "google2011-borg-machines": ("google2011_borg", "read_borg_machines_bundle"),
     "alibaba2018": ("alibaba2018", "read_alibaba2018"),
     "alibaba2018-machines": ("alibaba2018", "read_alibaba2018_machines"),
     "alibaba2018-usage": ("alibaba2018", "read_alibaba2018_usage"),
