@@ -1,24 +1,34 @@
 """Acceptance checks D1-D7 (docs/papers/drs.md) on the calibrated W-DRS-1.
 
 Default run: a reduced scale that keeps the calibrated regime. The task-size scale is the
-stored one, so the offered load at 5 jobs/s is the calibrated 0.77 for m = 15; only the
-number of jobs (a = 50) and seeds (2) shrink. At that scale the calibrated workload shows
-D1's ordering (DRS below Natjam and CLR) and most of D3's (SNB last at both rates, DRS
-first at 50 jobs/s, DRS above Natjam and CLR at 5 jobs/s), and those are asserted. ``-m slow``: the full reproduction (5 seeds, the spec's grid).
+stored one; only the number of jobs (a = 50) and seeds (2) shrink. The checks are computed
+on those runs through the seed protocol, and their acceptance rows must have the columns,
+ids and kinds of a reproduction's ``acceptance.csv``. ``-m slow``: a ``--quick``
+reproduction's files, and the full reproduction (5 seeds, the whole grid).
 """
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
+from schedlab.papers.drs.reproduce import (EC2_CLUSTER, POLICIES, TARGET_LOAD, Run, check_d1,
+                                           check_d2, check_d3, check_d4, check_d5, check_d6,
+                                           check_d7, d3_order, run_group)
 from schedlab.reproduce.calibration import load_calibration
-from schedlab.papers.drs.reproduce import (POLICIES, TARGET_LOAD, Run, check_d1, check_d3, d3_order,
-                                    run_group)
+from schedlab.reproduce.common import ACCEPTANCE_COLUMNS, acceptance_frame
+
+IDS = ["D1", "D2", "D3", "D4", "D5", "D6", "D7"]
+KINDS = {"D1": "claim", "D2": "unit", "D3": "claim", "D4": "claim", "D5": "unit",
+         "D6": "claim", "D7": "claim"}
 
 
 @pytest.fixture(scope="module")
-def reduced() -> pd.DataFrame:
-    scale = float(load_calibration("drs").knobs["size_scale"])
+def scale() -> float:
+    return float(load_calibration("drs").knobs["size_scale"])
+
+
+@pytest.fixture(scope="module")
+def reduced(scale) -> pd.DataFrame:
     runs = [Run("w-drs", "w1", 50, 15, rate, seed, "lognormal", scale, POLICIES)
             for rate in (5.0, 50.0) for seed in (0, 1)]
     return pd.DataFrame([row for r in runs for row in run_group(r)])
@@ -31,28 +41,60 @@ def test_reduced_scale_keeps_the_calibrated_load(reduced):
 
 
 def test_d3_reduced(reduced):
-    # seed means over 2 seeds. 50 jobs/s: DRS first, SNB last. 5 jobs/s: SNB last and DRS
-    # above Natjam and CLR, but SRPT ties DRS (1.12 vs 1.11 jobs/s), so "DRS first" at
-    # 5 jobs/s is not asserted here; the full grid decides it
-    order = d3_order(reduced, ["a", "m"]).set_index("rate")[list(POLICIES)]
-    assert order.loc[50.0].idxmax() == "drs", order
+    # seed means over 2 seeds: SNB last at both rates, DRS above Natjam and CLR
+    order = d3_order(reduced).set_index("rate")[list(POLICIES)]
     assert (order.idxmin(axis=1) == "snb").all(), order
     assert (order.drs > order[["natjam", "clr"]].max(axis=1)).all(), order
-    assert check_d3(reduced).measured.startswith("5/s")
+    assert check_d3(reduced).verdict in ("PASS", "FAIL")
 
 
 def test_d1_reduced(reduced):
     chk = check_d1(reduced)
-    assert chk.passed, chk.measured
+    assert chk.verdict == "PASS", chk.measured
+
+
+def test_acceptance_rows_have_the_columns_ids_and_kinds(reduced, scale):
+    ec2 = pd.DataFrame([row for rate in (5.0, 50.0) for s in (0, 1) for row in run_group(
+        Run("w-drs", EC2_CLUSTER[15], 50, 15, rate, s, "lognormal", scale, ("drs",)))])
+    d6 = pd.DataFrame([row for s in (0, 1) for row in run_group(
+        Run("w-drs", "w1", 50, 15, 5.0, s, "bimodal", scale, ("drs",)))])
+    checks = [check_d1(reduced), check_d2(reduced), check_d3(reduced), check_d4(reduced),
+              check_d5(reduced, ec2), check_d6(d6), check_d7(reduced)]
+    acc = acceptance_frame(checks)
+    assert list(acc.columns) == ACCEPTANCE_COLUMNS
+    assert acc.id.tolist() == IDS
+    assert dict(zip(acc.id, acc.kind)) == KINDS
+    assert set(acc.verdict) <= {"PASS", "FAIL", "INCONCLUSIVE"}
+    claims = acc[acc.kind == "claim"]
+    assert claims.value.notna().sum() >= 3 and (claims.per_seed != "").all()
+    bad = acc[(acc.kind == "claim") & (acc.verdict != "PASS")]
+    assert (bad.mechanism.fillna("") != "").all(), bad
+
+
+@pytest.mark.slow
+def test_quick_reproduction_files(tmp_path):
+    from schedlab.papers.drs.reproduce import reproduce
+    from schedlab.reproduce.report import write_outputs
+    res = reproduce(seeds=2, out=tmp_path, quick=True)
+    write_outputs(res, tmp_path)
+    acc = pd.read_csv(tmp_path / "acceptance.csv")
+    assert list(acc.columns) == ACCEPTANCE_COLUMNS
+    assert dict(zip(acc.id, acc.kind)) == KINDS
+    tun = pd.read_csv(tmp_path / "tuning.csv")
+    assert set(tun.value) == {"wait_first", "cost_first"}
+    assert set(tun.check) == {"D1", "D3", "D4"}
+    assert set(res.meta["stage_seconds"]) == {"acceptance", "whole"}
+    assert (tmp_path / "REPORT.md").exists()
 
 
 @pytest.mark.slow
 def test_full_reproduction(tmp_path):
     from schedlab.papers.drs.reproduce import reproduce
     res = reproduce(seeds=5, out=tmp_path)
-    assert res.scale == "full" and len(res.checks) == 7
-    verdict = {c.id: c.passed for c in res.checks}
-    assert verdict["D1"] and verdict["D2"] and verdict["D5"], res.acceptance().to_string()
+    assert res.scale == "full" and [c.id for c in res.checks] == IDS
+    assert {c.id: c.kind for c in res.checks} == KINDS
+    verdict = {c.id: c.verdict for c in res.checks}
+    assert verdict["D2"] == "PASS" and verdict["D5"] == "PASS", res.acceptance().to_string()
     cal = res.calibration.iloc[0]
     assert cal["knob"] == "size_scale" and cal["within"]
     assert set(res.regime_maps["d4"].offered_load) == {0.1, 0.3, 0.6, 0.9, 1.2}

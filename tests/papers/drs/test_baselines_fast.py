@@ -8,106 +8,47 @@ import pandas as pd
 import pytest
 
 import schedlab
-from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
+from schedlab.cluster.spec import FIT_TOLERANCE
 from schedlab.papers.drs import _kernels as kernels
 from schedlab.papers.drs._baseline import stable_order
 from schedlab.draws import sample_without_replacement
-from schedlab.papers.drs._common import COLS, Book, FitScan, fits_one
+from schedlab.papers.drs._common import COLS, Book, FitScan
 from schedlab.papers.drs.clr import ClrPolicy
 from schedlab.papers.drs.natjam import NatjamPolicy
 from schedlab.papers.drs.snb import SnbPolicy
 from schedlab.papers.drs.srpt import SrptPolicy
 from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
+from schedlab.testing.same_decisions import assert_same_decisions
 
 
-class _RefNatjam(NatjamPolicy):
-    name = "natjam-ref"
-
-    def _make_room(self, view, t, dl, free, actions):
-        w = self.workload
-        best = None       # (-victim deadline, remaining, k, u, e)
-        for k in range(self.cluster.n_machines):
-            for u, es in self.book.running[k].items():
-                du = self.job_deadline[w.job[u]]
-                if du <= dl or not fits_one(free[k] + w.request[u], w.request[t]):
-                    continue
-                for e in es:
-                    key = (-du, e - view.now, k, u, e)
-                    if best is None or key < best:
-                        best = key
-        if best is None:
-            return -1
-        _, _, k, u, e = best
-        ok = self._evict(view, view.running_groups(), u, k, e, free, actions, "evicted", "ref")
-        return k if ok else -1
+CASES = {   # (cluster, jobs, rate, size scale, seed)
+    "ec2 overloaded": (lambda: drs_cluster_2(8), 30, 10, 100.0, 1.0, 4),
+    "ec2 overloaded, long tasks": (lambda: drs_cluster_2(8), 30, 10, 100.0, 20.0, 4),
+    "w1 50 jobs/s": (lambda: drs_cluster_1(50, seed=3), 40, 15, 50.0, 37.0, 3),
+}
 
 
-class _RefClr(ClrPolicy):
-    name = "clr-ref"
-
-    def _split(self, view, t, running, free, actions):
-        w = self.workload
-        share = self.cluster.capacity[:, R_SLOTS].sum() / (np.count_nonzero(running > 0) + 1)
-        best = None       # (-(excess), -remaining, k, u, e)
-        for k in range(self.cluster.n_machines):
-            for u, es in self.book.running[k].items():
-                ju = int(w.job[u])
-                if running[ju] <= share or not fits_one(free[k] + w.request[u], w.request[t]):
-                    continue
-                for e in es:
-                    key = (-(running[ju] - share), -(e - view.now), k, u, e)
-                    if best is None or key < best:
-                        best = key
-        if best is None:
-            return -1
-        _, _, k, u, e = best
-        if not self._evict(view, view.running_groups(), u, k, e, free, actions, "preempted",
-                           "ref"):
-            return -1
-        running[int(w.job[u])] -= 1
-        return k
-
-
-class _VisitEvery:
-    def __init__(self, reqs):
-        pass
-
-    def next(self, start, free):
-        return start
-
-
-def _attempts(policy) -> pd.DataFrame:
-    # 8 EC2-like workers (48 processors at speed 0.64) against 100 jobs/s: overloaded
-    res = schedlab.simulate(drs_jobs(30, 10, rate=100, seed=4), drs_cluster_2(8), policy,
-                            seed=4, config={"record_levels": False})
-    return res.attempts
-
-
-@pytest.mark.parametrize("fast, ref", [(NatjamPolicy, _RefNatjam), (ClrPolicy, _RefClr)])
-def test_vectorised_victim_search_matches_reference(fast, ref):
-    a = _attempts(fast(fast.Params()))
-    b = _attempts(ref(ref.Params()))
-    assert (a.outcome != 0).sum() > 0             # the searches actually ran and evicted
-    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
-
-
-@pytest.mark.parametrize("module", ["natjam", "clr"])
-def test_skipping_tasks_that_fit_nowhere_changes_nothing(module, monkeypatch):
-    """``FitScan`` jumps over pending tasks that cannot act; the run must equal the one
-    that visits every pending task (the skip replaced by the identity)."""
-    import importlib
-    mod = importlib.import_module(f"schedlab.papers.drs.{module}")
-
-    def run():
-        return schedlab.simulate(drs_jobs(30, 10, rate=100, seed=4, size_scale=20),
-                                 drs_cluster_2(8), module, seed=4).attempts
-
-    monkeypatch.setattr(kernels, "_loaded", [None])      # the Python loop, where FitScan is
-    fast = run()
-    monkeypatch.setattr(mod, "FitScan", _VisitEvery)
-    slow = run()
-    pd.testing.assert_frame_equal(fast, slow)
-    assert (fast["outcome"] != 0).any()     # the cluster is overloaded: victims were taken
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("cls", [NatjamPolicy, ClrPolicy])
+def test_fast_paths_decide_as_the_plain_reference(cls, case, compiled, monkeypatch):
+    """The default path (the compiled walk with batched starts and the compiled victim
+    search, or without numba the Python walk with ``FitScan``'s skip and the vectorised
+    search; completions without the machine set; the Book's table built at the first
+    victim search) decides as ``fast=False``: the Python walk over every pending task,
+    one start per instance, the victim search as a loop over the running instances."""
+    monkeypatch.delenv("SCHEDLAB_JIT", raising=False)
+    monkeypatch.setattr(kernels, "_loaded", [] if compiled else [None])
+    monkeypatch.setattr(kernels, "_victim", [])
+    assert (kernels.load() is not None) == compiled     # numba is a test dependency
+    cluster, a, m, rate, scale, seed = CASES[case]
+    jobs = drs_jobs(a, m, rate=rate, seed=seed, size_scale=scale)
+    fast, ref = cls(cls.Params()), cls(cls.Params(fast=False))
+    n = assert_same_decisions(fast, ref, jobs, cluster(), seed=seed,
+                              config={"record_levels": False}, min_decisions=50)
+    assert n >= 50 and fast.evictions == ref.evictions
+    if case.startswith("ec2"):
+        assert ref.evictions > 0                      # victims were taken
 
 
 @pytest.mark.parametrize("module", ["natjam", "clr"])
@@ -137,12 +78,6 @@ def test_compiled_walk_matches_the_python_loop(module, cluster, rate, monkeypatc
         assert (compiled["outcome"] != 0).any()       # victims were taken on both paths
 
 
-def _old_svc(policy, t, k):
-    rem = policy.remaining.get(t)
-    work = rem[0] if rem else float(policy.workload.duration[t])
-    return work / float(policy.cluster.speed[k])
-
-
 class _Moves:
     """Counts migrations, so a test can show that the migration path ran."""
 
@@ -155,85 +90,33 @@ class _Moves:
         super()._move(*args)
 
 
-class _FastSrpt(_Moves, SrptPolicy):
-    name = "srpt-fast"
+class _CountedSrpt(_Moves, SrptPolicy):
+    name = "srpt-counted"
 
 
-class _RefSrpt(_Moves, SrptPolicy):
-    """SRPT written plainly: running work summed at every call, numpy argmin, queues
-    sorted by a key function, no skip of queues the smallest request does not fit."""
-
-    name = "srpt-ref"
-
-    def reset(self, cluster, workload, rng):
-        super().reset(cluster, workload, rng)
-        self._min_req = np.zeros_like(self._min_req)
-
-    def _work(self, k, now):
-        b = self.book
-        run = sum(max(e - now, 0.0) for es in b.running[k].values() for e in es)
-        return (b.queued_service[k] + run) / max(self.cluster.capacity[k, -1], 1.0)
-
-    def _pick(self, t, free, now):
-        ks = self._eligible(t)
-        cand = self.rng.choice(ks, min(self.params.samples, len(ks)), replace=False)
-        return int(cand[np.argmin([self._work(int(k), now) for k in cand])])
-
-    def _queue_order(self, entries, k, now):
-        return sorted(entries, key=lambda e: _old_svc(self, e[0], k))
-
-    def _sorted_queue(self, k, now):    # no cached order: the queue sorted at every use
-        entries = self._queue_order(list(self.book.queue[k]), k, now)
-        return [None] * len(entries), entries
-
-    def _migrate(self, free, now, actions, dirty):
-        b = self.book
-        for k in range(self.cluster.n_machines):
-            for t, at in list(b.queue[k]):
-                here = self._work(k, now)
-                k2 = self._pick(t, free, now)
-                if k2 != k and self._work(k2, now) < self.params.migration_ratio * here:
-                    self._move(t, at, k, k2, now, actions)
-                    dirty.add(k2)
-
-    def _shortest_queued(self, k, now):
-        return min(self.book.queue[k], key=lambda e: _old_svc(self, e[0], k))[0]
+@pytest.mark.parametrize("rate, size_scale", [(100.0, 20.0), (100.0, 1.0), (5.0, 37.0)])
+def test_srpt_fast_paths_decide_as_the_plain_reference(rate, size_scale):
+    """SRPT's cached work, pair draws, unrolled migration and cached queue order decide as
+    ``fast=False`` (work summed at every call, ``Generator.choice``, queues sorted at every
+    use, no skip); the overloaded case preempts and migrates."""
+    fast, ref = _CountedSrpt(SrptPolicy.Params()), _CountedSrpt(SrptPolicy.Params(fast=False))
+    jobs = drs_jobs(30, 10, seed=4, rate=rate, size_scale=size_scale)
+    assert_same_decisions(fast, ref, jobs, drs_cluster_2(8), seed=4,
+                          config={"record_levels": False}, min_decisions=50)
+    assert fast.moves == ref.moves
+    if size_scale == 20.0:
+        assert ref.moves > 0
 
 
-class _RefSnb(SnbPolicy):
-    name = "snb-ref"
-
-    def reset(self, cluster, workload, rng):
-        super().reset(cluster, workload, rng)
-        self._min_req = np.zeros_like(self._min_req)
-
-    def _queue_order(self, entries, k, now):
-        return sorted(entries, key=lambda e: float(self.workload.duration[e[0]]))
-
-    def _sorted_queue(self, k, now):    # no cached order: the queue sorted at every use
-        entries = self._queue_order(list(self.book.queue[k]), k, now)
-        return [None] * len(entries), entries
-
-
-def _run(policy, **jobs):
-    res = schedlab.simulate(drs_jobs(30, 10, seed=4, **jobs), drs_cluster_2(8), policy, seed=4,
-                            config={"record_levels": False})
-    return res.attempts.reset_index(drop=True)
-
-
-def test_srpt_fast_paths_match_the_plain_loops():
-    fast, ref = _FastSrpt(SrptPolicy.Params()), _RefSrpt(SrptPolicy.Params())
-    a, b = _run(fast, rate=100, size_scale=20), _run(ref, rate=100, size_scale=20)
-    pd.testing.assert_frame_equal(a, b)
-    assert (a.outcome != 0).any()         # preemption ran
-    assert fast.moves == ref.moves > 0    # so did migration, with the same moves
-
-
-def test_snb_fast_queue_order_matches_sorted_queue():
-    a, b = _run(SnbPolicy(SnbPolicy.Params()), rate=100), _run(_RefSnb(SnbPolicy.Params()),
-                                                               rate=100)
-    pd.testing.assert_frame_equal(a, b)
-    assert a.groupby("task").size().max() == 1 and len(a) == 300   # no preemption in SNB
+@pytest.mark.parametrize("cluster, rate", [("ec2", 100.0), ("w1", 50.0)])
+def test_snb_fast_paths_decide_as_the_plain_reference(cluster, rate):
+    """SNB's bounded draws and cached queue order decide as ``fast=False``
+    (``Generator.integers``, queues sorted at every use)."""
+    spec = drs_cluster_2(8) if cluster == "ec2" else drs_cluster_1(50, seed=1)
+    jobs = drs_jobs(30, 10, seed=4, rate=rate, size_scale=37)
+    assert_same_decisions(SnbPolicy(SnbPolicy.Params()), SnbPolicy(SnbPolicy.Params(fast=False)),
+                          jobs, spec, seed=4, config={"record_levels": False},
+                          min_decisions=50)
 
 
 def test_stable_order_is_numpy_stable_argsort():

@@ -33,6 +33,12 @@ CASES = {
     "w1 bimodal mr": (lambda: drs_cluster_1(12, seed=2), dict(sizes="bimodal"), {}, 50.0, {}),
     "w1 queue length only": (lambda: drs_cluster_1(12, seed=2), {},
                              {"predictor": "queue_len_only"}, 50.0, {}),
+    # the named option: Algorithm 2 cost first (the default is wait first)
+    "w1 lognormal cost first": (lambda: drs_cluster_1(12, seed=2), dict(sizes="lognormal"),
+                                {"order": "cost_first"}, 50.0, {}),
+    "w1 queue length only cost first": (lambda: drs_cluster_1(12, seed=2), {},
+                                        {"predictor": "queue_len_only",
+                                         "order": "cost_first"}, 50.0, {}),
     "ec2 4 workers per scheduler": (lambda: drs_cluster_2(8), {},
                                     {"workers_per_scheduler": 4}, 5.0, {}),
     # routing and the start-now stages on a cluster with room

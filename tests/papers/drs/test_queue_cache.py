@@ -1,6 +1,6 @@
 """The per-worker sorted queues of SRPT and SNB (``QueuePolicy._sorted_queue``), kept up
 to date across enqueues, starts, migrations and preemptions, against the queue sorted
-afresh at every use, on an overloaded cluster where SRPT preempts and migrates."""
+afresh at every use (the plain path's ``_queue_order_plain``), on an overloaded cluster where SRPT preempts and migrates."""
 from __future__ import annotations
 
 import pytest
@@ -19,7 +19,7 @@ class _Checked:
     def _sorted_queue(self, k, now):
         self.kept += self._sorted[k] is not None
         keys, entries = super()._sorted_queue(k, now)
-        plain = self._queue_order(list(self.book.queue[k]), k, now)
+        plain = self._queue_order_plain(list(self.book.queue[k]), k, now)
         assert entries == plain
         assert keys == self._keys([t for t, _ in plain], k, now)
         self.uses += 1

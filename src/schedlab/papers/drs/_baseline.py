@@ -43,6 +43,10 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
 
 class BaselineParams(PolicyParams):
     latency: float = 0.001
+    #: False: the plain reference path (Natjam, CLR: the Python walk over every pending
+    #: task and the victim search as a loop over the running instances), the same
+    #: decisions as the default's compiled walk, skip scan and vectorised search
+    fast: bool = True
 
 
 class BaselinePolicy(Policy):
@@ -55,7 +59,10 @@ class BaselinePolicy(Policy):
 
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
-        self.book = Book(cluster.n_machines, table=self.book_table)
+        # the plain path keeps the Book's instance table from the start
+        table = "always" if not self.params.fast and self.book_table == "on_read" \
+            else self.book_table
+        self.book = Book(cluster.n_machines, table=table)
         self._taken_from = None                       # the snapshot _taken counts against
         self._taken: dict[int, int] = {}              # gid -> instances preempted from it
         self.remaining: dict[int, list[float]] = {}   # nominal work left of evicted instances
@@ -91,7 +98,11 @@ class BaselinePolicy(Policy):
         return dirty
 
     def _forget_completed(self, view) -> None:
-        """:meth:`_completions` for policies that do not need the machines."""
+        """:meth:`_completions` for policies that do not need the machines (the plain
+        path calls it)."""
+        if not self.params.fast:
+            self._completions(view)
+            return
         done = view.trigger.completions
         if done:
             now = view.now
@@ -140,7 +151,7 @@ class BaselinePolicy(Policy):
         ``act(t)`` evicts or splits for a task that fits nowhere and returns the worker
         it made room on (or -1: no more such attempts in this decision). False without
         the compiled kernel (the caller then runs its Python loop)."""
-        kernel = kernels.load()
+        kernel = kernels.load() if self.params.fast else None
         if kernel is None:
             return False
         w = self.workload
@@ -233,6 +244,26 @@ class QueuePolicy(BaselinePolicy):
         self._sorted: list[tuple[list[float], list[tuple[int, float]]] | None] = \
             [None] * cluster.n_machines
         self._queued_at: dict[int, list[int]] = {}   # task -> workers where it is queued
+        if not self.params.fast:
+            self._plain_paths()
+
+    def _plain_paths(self) -> None:
+        """``fast=False``: the plain reference path. Every queue is sorted by ``_key`` at
+        every use (no cached order) and no queue is skipped because the workload's smallest
+        request does not fit; subclasses add their own plain methods."""
+        if self._min_req is not None:
+            self._min_req = np.zeros_like(self._min_req)
+            self._min_req_l = self._min_req.tolist()
+        self._sorted_queue = self._sorted_queue_plain
+        self._queue_order = self._queue_order_plain
+
+    def _queue_order_plain(self, entries: list[tuple[int, float]], k: int,
+                           now: float) -> list[tuple[int, float]]:
+        return sorted(entries, key=lambda e: self._key(e[0], k, now))
+
+    def _sorted_queue_plain(self, k: int, now: float):
+        entries = self._queue_order_plain(list(self.book.queue[k]), k, now)
+        return [self._key(t, k, now) for t, _ in entries], entries
 
     def _pick(self, t: int, free: np.ndarray, now: float) -> int:
         raise NotImplementedError

@@ -14,7 +14,7 @@ import numpy as np
 from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 
-__all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "least_loaded",
+__all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "VisitEvery", "least_loaded",
            "Book"]
 
 #: resources DRS reasons about (cpu, mem) plus processors
@@ -37,6 +37,17 @@ def dominates_any(req: np.ndarray, failed: list[np.ndarray]) -> bool:
     ``failed`` (one that fits no worker): then it fits no worker either."""
     c, m, s = req[R_CPU], req[R_MEM], req[R_SLOTS]
     return any(c >= f[R_CPU] and m >= f[R_MEM] and s >= f[R_SLOTS] for f in failed)
+
+
+class VisitEvery:
+    """:class:`FitScan`'s interface without the skip: every pending task is visited (the
+    plain reference path of the baselines)."""
+
+    def __init__(self, reqs) -> None:
+        del reqs
+
+    def next(self, start: int, free) -> int:
+        return start
 
 
 class FitScan:

@@ -186,7 +186,7 @@ class FastPath:
                 e = min_end[k]
                 rest = max(e - now, 0.0) if e < math.inf else 0.0
                 L.append((qs[k] + rest) / max(slots[k], 1.0))
-                Q.append(qc[k] * (mean_size / speed[k]))
+                Q.append(qc[k] * (mean_size / speed[k]) / max(slots[k], 1.0))
         # Algorithm 3 with L fully labelled: T <- g T + (1 - g) L
         T = [past[k] if seen[k] else lk for k, lk in zip(ks, L)]
         g = p.gamma
@@ -212,6 +212,8 @@ class FastPath:
                 v = has_sib[n] = self._siblings_at(t, ks[n], now_ok[n]) > 0
             return v
 
+        if p.order == "wait_first":
+            return self._wait_first(t, ks, now, now_ok, Wact, Wmr, Q, sib)
         best_miss, best_rest, best_n = True, None, -1
         for n, k in enumerate(ks):
             svc = dur / speed[k]
@@ -233,6 +235,41 @@ class FastPath:
                 wins = sib(best_n) and not sib(n)
             if wins:
                 best_miss, best_rest, best_n = miss, rest, n
+        n = best_n
+        return ks[n], now_ok[n], Wact[n], Wmr[n], Q[n]
+
+    def _wait_first(self, t: int, ks: list[int], now: float, now_ok: list[bool],
+                    Wact: list[float], Wmr: list[float], Q: list[float], sib):
+        """:func:`~.algorithms.select_wait_first` over workers ``ks``: the best group on
+        (misses the deadline, siblings there), its workers within ``tau`` of the group's
+        least wait, then the least (cost to 12 decimals, finish, -pack), first on ties."""
+        p = self.params
+        rc, rm, _ = self._req3[t]
+        dur, rate = self._dur_l[t], self._rate_l[t]
+        start = now + p.latency
+        cp, dl = self._cp_l[t], self._dl_l[t] + 1e-9
+        speed, capc, capm, rows = self._speed_l, self._capc_l, self._capm_l, self._free_l
+        svc = [dur / speed[k] for k in ks]
+        finish = [start + w + x for w, x in zip(Wact, svc)]
+        miss = [f + cp > dl for f in finish]
+        best_miss = min(miss)
+        group = [n for n in range(len(ks)) if miss[n] == best_miss]
+        free_of_sib = [n for n in group if not sib(n)]
+        group = free_of_sib or group
+        w_min = min(Wact[n] for n in group)
+        limit = w_min + self._tau(t)
+        best_key, best_n = None, -1
+        for n in group:
+            if not Wact[n] <= limit:
+                continue
+            k = ks[n]
+            cc, cm = capc[k], capm[k]
+            row = rows[k]
+            pack = ((rc / cc) * ((cc - (cc - row[R_CPU])) / cc) if cc > 0 else 0.0) + \
+                ((rm / cm) * ((cm - (cm - row[R_MEM])) / cm) if cm > 0 else 0.0)
+            key = (float(round(rate * svc[n] * 1e12)) / 1e12, finish[n], -pack)
+            if best_n < 0 or key < best_key:
+                best_key, best_n = key, n
         n = best_n
         return ks[n], now_ok[n], Wact[n], Wmr[n], Q[n]
 

@@ -26,8 +26,14 @@ import numpy as np
 from schedlab.papers.drs.ilp import solve_ilp as cost_ilp
 
 __all__ = ["job_processing", "task_scheduling_now", "task_scheduling", "waiting_time",
-           "queued_work_level", "queue_len_only", "pack_score", "select", "WaitHistory",
-           "cost_ilp"]
+           "queued_work_level", "queue_len_only", "pack_score", "select", "select_wait_first",
+           "ORDERS", "WaitHistory", "cost_ilp"]
+
+#: the orders of Algorithm 2's selection among workers where a task may queue (the paper
+#: names waiting time and cost but no order between them): ``wait_first`` (the default) keeps
+#: the workers whose predicted wait is within ``tau`` of the least, then takes the cheapest;
+#: ``cost_first`` is the lexicographic rule (deadline, siblings, cost, finish, -pack)
+ORDERS = ("wait_first", "cost_first")
 
 
 # --------------------------------------------------------------------------- Algorithm 1
@@ -70,6 +76,23 @@ def select(infeasible: np.ndarray, siblings: np.ndarray, cost: np.ndarray, finis
     return int(order[0])
 
 
+def select_wait_first(infeasible: np.ndarray, siblings: np.ndarray, wait: np.ndarray,
+                      cost: np.ndarray, finish: np.ndarray, pack: np.ndarray,
+                      tau: float) -> int:
+    """Index chosen by the ``wait_first`` order: among the workers best on (infeasible,
+    siblings > 0), keep those whose predicted ``wait`` is at most the least such wait plus
+    ``tau``; of those the least (cost to 12 decimals, finish, -pack), the first on ties."""
+    infeasible = np.asarray(infeasible, dtype=bool)
+    sib = np.asarray(siblings, dtype=float) > 0
+    best = np.lexsort((sib, infeasible))[0]
+    group = (infeasible == infeasible[best]) & (sib == sib[best])
+    w = np.asarray(wait, dtype=float)
+    keep = group & (w <= w[group].min() + tau)
+    idx = np.flatnonzero(keep)
+    order = np.lexsort((-pack[idx], finish[idx], np.round(cost[idx], 12)))
+    return int(idx[order[0]])
+
+
 def task_scheduling_now(starts_now: np.ndarray, service: np.ndarray, cost_rate: float,
                         start: float, rest_path: float, deadline: float,
                         pack: np.ndarray) -> int:
@@ -99,21 +122,32 @@ def task_scheduling_now(starts_now: np.ndarray, service: np.ndarray, cost_rate: 
 
 def task_scheduling(starts_now: np.ndarray, wait: np.ndarray, service: np.ndarray,
                     cost_rate: float, start: float, rest_path: float, deadline: float,
-                    siblings: np.ndarray, pack: np.ndarray) -> int:
+                    siblings: np.ndarray, pack: np.ndarray, *, order: str = "wait_first",
+                    tau: float = 0.0) -> int:
     """Algorithm 2 over workers where the task may have to queue (Sections III.C-III.D).
 
-    The worker with the least (misses the deadline, holds independent tasks of the same
-    job that it would run one after the other, cost, predicted finish, -pack), the first
-    on ties. ``wait`` is Algorithm 3's predicted waiting time (0 where the task starts at
-    once), so the predicted finish is ``start + wait + S/f(k)``. Keeping independent
-    siblings apart is line 4 of Algorithm 2: they run in parallel, on different workers or
-    different processors of one worker.
+    ``order="cost_first"``: the worker with the least (misses the deadline, holds
+    independent tasks of the same job that it would run one after the other, cost,
+    predicted finish, -pack), the first on ties. ``order="wait_first"`` (the default):
+    among the workers best on the first two, those whose predicted wait is within ``tau``
+    (the policy passes 0.1 x the task's service time at the mean f) of the least, then the
+    least (cost, finish, -pack) (:func:`select_wait_first`): the paper "assigns tasks to
+    workers that have less waiting time" and minimises cost, with no order between them.
+    ``wait`` is Algorithm 3's predicted waiting time (0 where the task starts at once), so
+    the predicted finish is ``start + wait + S/f(k)``. Keeping independent siblings apart
+    is line 4 of Algorithm 2: they run in parallel, on different workers or different
+    processors of one worker.
     """
     finish = start + wait + service
     cost = cost_rate * service
     infeasible = finish + rest_path > deadline + 1e-9
     del starts_now                  # the wait already says whether the task starts at once
-    return select(infeasible, np.asarray(siblings, dtype=float), cost, finish, pack)
+    sib = np.asarray(siblings, dtype=float)
+    if order == "wait_first":
+        return select_wait_first(infeasible, sib, wait, cost, finish, pack, tau)
+    if order != "cost_first":
+        raise ValueError(f"unknown order {order!r}; one of {ORDERS}")
+    return select(infeasible, sib, cost, finish, pack)
 
 
 # --------------------------------------------------------------------------- Algorithm 3
@@ -157,11 +191,11 @@ def queued_work_level(queued_service: np.ndarray, min_remaining: np.ndarray,
 
 def queue_len_only(queued_count: np.ndarray, slots: np.ndarray, mean_service: np.ndarray,
                    starts_now: np.ndarray) -> np.ndarray:
-    """The queue-length predictor the paper argues against (Section III.D.1): the number of
-    queued tasks times the mean service time. ``slots`` is not used: such a scheduler sees
-    the count only."""
-    del slots
-    W = queued_count * mean_service
+    """The queue-length predictor the paper argues against (Section III.D.1):
+    ``n_k * s_k / slots_k``, the number of tasks queued at worker k times the mean service
+    time at f(k) of the tasks finished so far (``mean_service``), per processor; 0 where the
+    task starts at once. It never sees the sizes of the queued tasks, only their count."""
+    W = queued_count * mean_service / np.maximum(slots, 1.0)
     return np.where(starts_now, 0.0, W)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.papers.drs import _kernels as kernels
 from schedlab.papers.drs._baseline import BaselineParams, BaselinePolicy, stable_order
-from schedlab.papers.drs._common import COLS, fits_one, least_loaded, FitScan
+from schedlab.papers.drs._common import COLS, FitScan, VisitEvery, fits_one, least_loaded
 from schedlab.papers.drs._common import dominates_any as _dominates
 from schedlab.policies.registry import register
 
@@ -68,7 +68,7 @@ class ClrPolicy(BaselinePolicy):
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed
         can_split = True        # after one failed split search, skip it until next decision
-        scan = FitScan(self.req3[order])
+        scan = (FitScan if self.params.fast else VisitEvery)(self.req3[order])
         jobs = w.job[order]
         i = 0
         while i < len(order):
@@ -111,8 +111,10 @@ class ClrPolicy(BaselinePolicy):
         w = self.workload
         active = np.count_nonzero(running > 0) + 1
         share = self.cluster.capacity[:, R_SLOTS].sum() / active
-        pick = kernels.load_victim()
-        if pick is not None:        # compiled: the same search, row by row
+        pick = kernels.load_victim() if self.params.fast else None
+        if not self.params.fast:
+            victim = self._victim_plain(view.now, t, running, share, free)
+        elif pick is not None:        # compiled: the same search, row by row
             n = pick(kernels.MODE_SPLIT, self.book._inst, self.book._alive, w.job, running,
                      w.request, free, t, share, view.now)
             victim = self.book.row(n) if n >= 0 else None
@@ -126,6 +128,23 @@ class ClrPolicy(BaselinePolicy):
             return -1
         running[int(w.job[u])] -= 1
         return k
+
+    def _victim_plain(self, now, t, running, share, free):
+        """The reference search, a loop over the running instances: the least (-excess over
+        the fair ``share``, -remaining, worker, task, end) among tasks of jobs above their
+        share whose stop makes room for ``t`` on their worker; None if there is none."""
+        w = self.workload
+        best = None
+        for k in range(self.cluster.n_machines):
+            for u, es in self.book.running[k].items():
+                ju = int(w.job[u])
+                if running[ju] <= share or not fits_one(free[k] + w.request[u], w.request[t]):
+                    continue
+                for e in es:
+                    key = (-(running[ju] - share), -(e - now), k, u, e)
+                    if best is None or key < best:
+                        best = key
+        return None if best is None else (best[2], best[3], best[4])
 
     def _victim(self, now, t, running, share, free):
         """(worker, task, booked end) of the split, or None (vectorised search)."""

@@ -17,6 +17,9 @@
   saturation (the calibrated metric).
 - :func:`slot_utilisation`: busy processor-seconds over total slots x the run's span (the
   measured counterpart of the offered load).
+- :func:`span_lower_bound`: LB = max(arrival span + the mean critical path of a job, total
+  work / (slots x mean f)), the least time any scheduler needs for a workload: the D4
+  check prints LB(5)/LB(50) beside the measured tasks/ms ratio X(50)/X(5).
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from schedlab.cluster.spec import R_CPU, R_MEM
 
 __all__ = ["resource_cost", "deadline_met", "deadline_throughput", "task_throughput",
            "response_times", "prediction_errors", "serialized_share", "milp_stats",
-           "offered_load", "slot_utilisation", "drs_summary"]
+           "offered_load", "slot_utilisation", "span_lower_bound", "drs_summary"]
 
 
 def resource_cost(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1) -> float:
@@ -141,6 +144,23 @@ def offered_load(workload: Any, cluster: Any, *, rate: float | None = None) -> f
         rate = (n - 1) / span if n > 1 and span > 0 else float("nan")
     work_per_job = float((w.duration * w.instances).sum()) / n
     return rate * work_per_job / float(cluster.capacity[:, R_SLOTS].sum())
+
+
+def span_lower_bound(workload: Any, cluster: Any) -> float:
+    """``max(arrival span + mean critical path of a job, total work / (slots * mean f))``,
+    both at the cluster's mean speed (durations are nominal: service at the reference f)."""
+    from schedlab.cluster.spec import R_SLOTS
+    from schedlab.papers.drs._dag import remaining_critical_path
+    w = workload
+    mean_f = float(np.mean(cluster.speed))
+    path = w.duration.astype(float) + remaining_critical_path(w)
+    cp = np.zeros(w.n_jobs)
+    np.maximum.at(cp, w.job, path)
+    submit = np.full(w.n_jobs, np.inf)
+    np.minimum.at(submit, w.job, w.submit_time)
+    arrivals = float(submit.max() - submit.min()) + float(cp.mean()) / mean_f
+    work = float((w.duration * w.instances).sum())
+    return max(arrivals, work / (float(cluster.capacity[:, R_SLOTS].sum()) * mean_f))
 
 
 def slot_utilisation(res: Any) -> float:

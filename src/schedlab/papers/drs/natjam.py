@@ -28,7 +28,7 @@ import numpy as np
 from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS
 from schedlab.papers.drs import _kernels as kernels
 from schedlab.papers.drs._baseline import BaselineParams, BaselinePolicy, stable_order
-from schedlab.papers.drs._common import COLS, fits_one, least_loaded, FitScan
+from schedlab.papers.drs._common import COLS, FitScan, VisitEvery, fits_one, least_loaded
 from schedlab.papers.drs._common import dominates_any as _dominates
 from schedlab.policies.registry import register
 
@@ -70,7 +70,7 @@ class NatjamPolicy(BaselinePolicy):
         top = free.max(axis=0)  # per-resource max free: a task that does not fit it fits nowhere
         failed: list = []       # requests that fit no worker since ``free`` last changed
         can_evict = True        # after one failed eviction search, later (EDF) tasks skip it
-        scan = FitScan(self.req3[order])
+        scan = (FitScan if self.params.fast else VisitEvery)(self.req3[order])
         i = 0
         while i < len(order):
             if not can_evict:    # only a task that fits somewhere can act now
@@ -103,8 +103,10 @@ class NatjamPolicy(BaselinePolicy):
         """MDF victim job, SRT victim task, among running instances whose eviction makes
         room for ``t`` on their worker; returns that worker or -1."""
         w = self.workload
-        pick = kernels.load_victim()
-        if pick is not None:        # compiled: the same search, row by row
+        pick = kernels.load_victim() if self.params.fast else None
+        if not self.params.fast:
+            victim = self._victim_plain(view.now, t, dl, free)
+        elif pick is not None:        # compiled: the same search, row by row
             n = pick(kernels.MODE_EVICT, self.book._inst, self.book._alive, w.job,
                      self.job_deadline, w.request, free, t, dl, view.now)
             victim = self.book.row(n) if n >= 0 else None
@@ -117,6 +119,23 @@ class NatjamPolicy(BaselinePolicy):
                            "natjam: MDF/SRT victim for an earlier deadline"):
             return -1
         return k
+
+    def _victim_plain(self, now, t, dl, free):
+        """The reference search, a loop over the running instances: the least (-victim
+        deadline, remaining, worker, task, end) among those of a later deadline than ``dl``
+        whose eviction makes room for ``t`` on their worker; None if there is none."""
+        w = self.workload
+        best = None
+        for k in range(self.cluster.n_machines):
+            for u, es in self.book.running[k].items():
+                du = self.job_deadline[w.job[u]]
+                if du <= dl or not fits_one(free[k] + w.request[u], w.request[t]):
+                    continue
+                for e in es:
+                    key = (-du, e - now, k, u, e)
+                    if best is None or key < best:
+                        best = key
+        return None if best is None else (best[2], best[3], best[4])
 
     def _victim(self, now, t, dl, free):
         """(worker, task, booked end) of the victim, or None (vectorised search)."""

@@ -138,6 +138,9 @@ class DrsPolicy(FastPath, Policy):
         c_cpu: float = 1.0            # cost per core-second
         c_mem: float = 0.1            # cost per GB-second
         predictor: Literal["mr", "queue_len_only"] = "mr"
+        #: Algorithm 2's order where a task may queue: least wait (within 0.1 x its service
+        #: time at the mean f) then least cost, or cost first (see algorithms.task_scheduling)
+        order: Literal["wait_first", "cost_first"] = "wait_first"
         solver: Literal["greedy", "milp"] = "greedy"
         milp_max_tasks: int = 6
         milp_time_limit: float = 0.5
@@ -193,7 +196,7 @@ class DrsPolicy(FastPath, Policy):
         self.queued_by_job: list[dict[int, list[int]]] = [dict() for _ in range(M)]
         self.history = alg.WaitHistory(M, p.ewma)
         self.job_sched: dict[int, int] = {}
-        self.size_sum = 0.0
+        self.size_sum = 0.0         # nominal sizes of the tasks finished so far
         self.size_n = 0
         #: one row per dispatch: (task, machine, submit_to_worker, W_active, W_mr, W_ql, started_now)
         self.predictions: list[tuple[int, int, float, float, float, float, bool]] = []
@@ -219,9 +222,9 @@ class DrsPolicy(FastPath, Policy):
         return np.array([busy[ws].sum() / max(slots[ws].sum(), 1.0) for ws in self.layout.workers])
 
     def _mean_size(self) -> float:
-        """Mean nominal size of the tasks dispatched so far (of the workload before any)."""
-        return self.size_sum / self.size_n if self.size_n else float(
-            np.mean(self.workload.duration))
+        """Mean nominal size of the tasks finished so far (0 before any has finished): the
+        queue-length predictor's service time, which never sees a queued task's size."""
+        return self.size_sum / self.size_n if self.size_n else 0.0
 
     def _holders(self, t: int, d: int) -> np.ndarray:
         """Workers of domain ``d`` that can ever hold ``t`` (else every such worker)."""
@@ -283,8 +286,14 @@ class DrsPolicy(FastPath, Policy):
         sib = self._siblings(t, ks.tolist(), starts_now.tolist())
         n = alg.task_scheduling(starts_now, Wact, svc, float(self.rate[t]),
                                 now + self.params.latency, float(self.cp_rest[t]),
-                                float(self.job_deadline[self.workload.job[t]]), sib, pack)
+                                float(self.job_deadline[self.workload.job[t]]), sib, pack,
+                                order=self.params.order, tau=self._tau(t))
         return int(ks[n]), bool(starts_now[n]), float(Wact[n]), float(Wmr[n]), float(Wql[n])
+
+    def _tau(self, t: int) -> float:
+        """``wait_first``'s tolerance on the predicted wait: 0.1 x t's service time at the
+        mean f (its nominal duration)."""
+        return 0.1 * self._dur_l[t]
 
     def _worker_terms(self, t: int, ks: np.ndarray, free: np.ndarray):
         """Per worker of ``ks``: whether ``t`` starts there now, its service time there and
@@ -315,8 +324,6 @@ class DrsPolicy(FastPath, Policy):
         p = self.params
         dur = self._dur_l[t]
         svc = dur / self._speed_l[k]
-        self.size_sum += dur
-        self.size_n += 1
         if now_start:
             actions.append(Place(t, k, startup_delay=p.latency, reason="drs"))
             self._take(free, k, t)
@@ -411,8 +418,11 @@ class DrsPolicy(FastPath, Policy):
         if done:
             finished = self.book.finished
             # in ``set`` order (one task: the same order without building the set)
+            dur = self._dur_l
             for t in (done if len(done) == 1 else set(done)):
                 dirty |= finished(int(t), now)
+                self.size_sum += dur[int(t)]
+                self.size_n += 1
             queue = self.book.queue
             dirty = {k for k in dirty if queue[k]}     # workers with a queue to start
         if trig.timers and "gossip" in trig.timers:

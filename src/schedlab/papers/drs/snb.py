@@ -36,6 +36,15 @@ class SnbPolicy(QueuePolicy):
         super().reset(cluster, workload, rng)
         self._eligible_list: dict[int, list[int]] = {}
 
+    def _plain_paths(self) -> None:
+        """``fast=False``: also the plain :meth:`_pick` (``Generator.integers``)."""
+        super()._plain_paths()
+        self._pick = self._pick_plain
+
+    def _pick_plain(self, t, free, now):
+        ks = self._eligible(t)
+        return int(ks[self.rng.integers(len(ks))])
+
     def _pick(self, t, free, now):
         ks = self._eligible_list.get(t)
         if ks is None:

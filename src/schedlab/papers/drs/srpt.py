@@ -51,6 +51,42 @@ class SrptPolicy(QueuePolicy):
         self._run_key = None
         self._eligible_list: dict[int, list[int]] = {}
 
+    def _plain_paths(self) -> None:
+        """``fast=False``: also the plain :meth:`_work`, :meth:`_pick`, :meth:`_migrate`
+        and :meth:`_shortest_queued` (the reference the default path decides as)."""
+        super()._plain_paths()
+        self._work = self._work_plain
+        self._pick = self._pick_plain
+        self._migrate = self._migrate_plain
+        self._shortest_queued = self._shortest_queued_plain
+
+    def _work_plain(self, k, now):
+        """Queued plus running work on ``k`` per processor, summed at every call."""
+        b = self.book
+        run = sum(max(e - now, 0.0) for es in b.running[k].values() for e in es)
+        return (b.queued_service[k] + run) / max(self.cluster.capacity[k, -1], 1.0)
+
+    def _pick_plain(self, t, free, now):
+        """``samples`` eligible workers drawn with ``Generator.choice``; the least work."""
+        ks = self._eligible(t)
+        cand = self.rng.choice(ks, min(self.params.samples, len(ks)), replace=False)
+        return int(cand[np.argmin([self._work_plain(int(k), now) for k in cand])])
+
+    def _migrate_plain(self, free, now, actions, dirty):
+        """Every queued task, worker by worker in queue order, moves to its sampled best
+        worker when that worker's work is below ``migration_ratio`` of its own."""
+        b = self.book
+        for k in range(self.cluster.n_machines):
+            for t, at in list(b.queue[k]):
+                here = self._work_plain(k, now)
+                k2 = self._pick_plain(t, free, now)
+                if k2 != k and self._work_plain(k2, now) < self.params.migration_ratio * here:
+                    self._move(t, at, k, k2, now, actions)
+                    dirty.add(k2)
+
+    def _shortest_queued_plain(self, k, now):
+        return min(self.book.queue[k], key=lambda e: self._svc(e[0], k))[0]
+
     def _work(self, k, now):
         """Queued plus running work on ``k`` per processor. The running part is summed once
         per machine for each (time, running-set version) and reused: placement and

@@ -126,7 +126,8 @@ def add_deadlines(df: pd.DataFrame, rng: np.random.Generator, *,
 
 def drs_jobs(a: int, m: int, *, rate: float, seed: int = 0, sizes: str = "lognormal",
              sigma: float = 0.6, median: float = 0.1, size_scale: float = 1.0) -> pd.DataFrame:
-    """``a`` jobs of ``m`` tasks submitted at a fixed ``rate`` (jobs/s), spec 2.4 [R] defaults.
+    """``a`` jobs of ``m`` tasks submitted at a fixed ``rate`` (jobs/s), with the reconstructed
+    defaults of docs/papers/drs.md (sizes, demands, DAGs and deadlines).
 
     ``sizes="bimodal"`` draws every task size from {100 ms, 400 ms} with equal odds (D6).
     ``size_scale`` multiplies every size (the calibrated knob; the bimodal sizes keep
