@@ -9,6 +9,7 @@ from them.
 """
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Literal
@@ -16,8 +17,19 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-__all__ = ["traces_root", "google_task_parts", "google_class_counts", "trace_class_mix",
-           "google_mem_usage_ratio", "clear_google_cache"]
+__all__ = [
+    "WINDOW_HOURS",
+    "candidate_windows",
+    "clear_google_cache",
+    "google_class_counts",
+    "google_mem_usage_ratio",
+    "google_task_parts",
+    "google_task_parts_all",
+    "trace_class_mix",
+    "traces_root",
+    "window_class_mix",
+    "window_tasks",
+]
 
 
 def traces_root() -> Path:
@@ -198,3 +210,55 @@ def google_task_parts(root: Path | None = None, n_parts: int = 10) -> list[Path]
     """The first ``n_parts`` Google 2011 task_events parts under ``root`` (sorted)."""
     root = root or traces_root()
     return sorted((root / "google-2011" / "task_events").glob("part-*.csv.gz"))[:n_parts]
+
+
+# ------------------------------------------------------------------ 15-h trace windows
+
+#: where the parts that follow part 9 live, beside the shared excerpt (parts 10-13)
+EXTRA_PARTS_DIR = Path("google-2011-parts-10-13") / "task_events"
+#: the window length the paper simulates (15 h)
+WINDOW_HOURS = 15.0
+
+
+def google_task_parts_all(root: Path | None = None) -> list[Path]:
+    """Every task_events part available for the window search: parts 0-9 of the shared
+    excerpt and parts 10-13 beside it, in part order (contiguous: about 19.7 h). Held-back
+    parts (15-17) are never read here."""
+    root = root or traces_root()
+    parts = list((root / "google-2011" / "task_events").glob("part-*.csv.gz"))
+    parts += list((root / EXTRA_PARTS_DIR).glob("part-*.csv.gz"))
+    return sorted(parts, key=lambda p: int(p.name.split("-")[1]))
+
+
+def window_tasks(start_h: float, *, hours: float = WINDOW_HOURS,
+                 root: Path | None = None) -> pd.DataFrame:
+    """The tasks of the 15-h window starting ``start_h`` hours into the trace (parts 0-13):
+    every task ever scheduled whose first event lies in [start_h, start_h + hours) h, with
+    its last priority and its last attempt's runtime (censored at the end of part 13),
+    as :func:`_google_task_table` builds them. Raises FileNotFoundError without parts."""
+    parts = google_task_parts_all(root)
+    if not parts:
+        msg = f"no Google 2011 task_events parts under {root or traces_root()}"
+        raise FileNotFoundError(msg)
+    tasks = _read_google_tasks(parts)
+    lo, hi = start_h * 3600.0, (start_h + hours) * 3600.0
+    sub = tasks["submit"].to_numpy()
+    return tasks[(sub >= lo) & (sub < hi)]
+
+
+def candidate_windows(root: Path | None = None, *, hours: float = WINDOW_HOURS) -> list[int]:
+    """Start hours of every ``hours``-long window that starts on a whole hour and lies
+    within parts 0-13 (the data's last event time bounds it)."""
+    parts = google_task_parts_all(root)
+    if not parts:
+        return []
+    end = float(_read_google_tasks(parts)["submit"].max())
+    return list(range(math.floor(end / 3600.0 - hours) + 1))
+
+
+def window_class_mix(start_h: float, *, hours: float = WINDOW_HOURS,
+                     root: Path | None = None) -> dict[int, float]:
+    """Per-class task shares (priority -> share) of a window's tasks (:func:`window_tasks`)."""
+    pr = window_tasks(start_h, hours=hours, root=root)["priority"].to_numpy()
+    cls, n = np.unique(pr, return_counts=True)
+    return {int(c): float(k) / float(n.sum()) for c, k in zip(cls, n)}

@@ -29,16 +29,38 @@ import numpy as np
 import pandas as pd
 
 from schedlab.cluster.spec import ClusterSpec, cluster_from_table
-from schedlab.papers.hybrid.google2011 import (_google_task_table, _read_google_tasks,  # noqa: F401
-                                               clear_google_cache, google_class_counts,
-                                               google_mem_usage_ratio, google_task_parts,
-                                               trace_class_mix, traces_root)
+from schedlab.papers.hybrid.google2011 import (  # noqa: F401
+    _google_task_table,
+    _read_google_tasks,
+    clear_google_cache,
+    google_class_counts,
+    google_mem_usage_ratio,
+    google_task_parts,
+    trace_class_mix,
+    traces_root,
+    window_class_mix,
+    window_tasks,
+)
 
-__all__ = ["CORE", "CLASS_MIX", "TABLE1", "hybrid_cluster", "w_hyb_1", "w_hyb_1_synthetic",
-           "trace_class_demand", "google_hybrid",
-           "google_cluster_sample", "HybridWorkload", "slot_power", "traces_root",
-           "google_task_parts", "clear_google_cache", "google_mem_usage_ratio",
-           "google_class_counts", "trace_class_mix"]
+__all__ = [
+    "CLASS_MIX",
+    "CORE",
+    "TABLE1",
+    "HybridWorkload",
+    "clear_google_cache",
+    "google_class_counts",
+    "google_cluster_sample",
+    "google_hybrid",
+    "google_mem_usage_ratio",
+    "google_task_parts",
+    "hybrid_cluster",
+    "slot_power",
+    "trace_class_demand",
+    "trace_class_mix",
+    "traces_root",
+    "w_hyb_1",
+    "w_hyb_1_synthetic",
+]
 
 #: One core, normalized to the largest machine (A-C: 0.5 CPU / 12 cores; D: 1.0 / 24).
 CORE = 0.5 / 12
@@ -137,7 +159,7 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
             sigma_low: float = 1.5, median_prod: float = 100.0, sigma_prod: float = 1.2,
             mem_low: float = 0.005, mem_high: float = 0.03, target_load: float | None = 0.95,
             demand_scale: float | None = None, max_duration: float | None = -1.0,
-            scale: float = 1.0) -> HybridWorkload:
+            scale: float = 1.0, trace_window_h: float | None = None) -> HybridWorkload:
     """W-HYB-1: about 68,000 tasks over 15 h, 12 classes (the paper's §4 setting).
 
     Demand (``demand``):
@@ -173,12 +195,23 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
     None: no cap; the analytic mean ignores the cap). ``scale`` < 1 shrinks the cluster *and* the arrival rate
     together for reduced-scale tests.
 
+    Trace window (``trace_window_h``): None (default) reads the shared excerpt's parts 0-9
+    as described above. A start hour h instead takes the class shares and the per-class
+    Δ_C pools from the tasks of the 15-h window [h, h + 15) h of parts 0-13
+    (:func:`~schedlab.papers.hybrid.google2011.window_tasks`: tasks ever scheduled, by first
+    event, last priority); this is the window the amended calibration's window search
+    chooses, stored as the knob ``trace_window_h``.
+
     Measured regime of the synthetic demand: under PRI the slots are about 67% busy on
     average over the window and full during bursts; see ``docs/papers/hybrid.md``.
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 4004]))
     cluster = hybrid_cluster(scale=scale)
-    mix, mix_source = _resolve_mix(class_mix, trace_counts)
+    if trace_window_h is not None and class_mix == "trace":
+        mix = window_class_mix(trace_window_h, root=trace_root)
+        mix_source = f"google-2011 window {trace_window_h:g} h + 15 h (tasks)"
+    else:
+        mix, mix_source = _resolve_mix(class_mix, trace_counts)
     classes = np.array(sorted(mix))
     probs = np.array([mix[c] for c in classes], dtype=float)
     probs /= probs.sum()
@@ -189,7 +222,8 @@ def w_hyb_1(seed: int = 0, *, hours: float = 15.0, rate: float = 1.26, bursty: b
                          burst_share=burst_share, burst_mean=burst_mean)
     n = len(submit)
     prio = rng.choice(classes, size=n, p=probs)
-    pools = _trace_pools(demand, trace_root, n_parts)
+    pools = (_trace_pools(demand, trace_root, n_parts) if trace_window_h is None
+             else window_class_demand(trace_window_h, root=trace_root))
     if pools is None:
         prod = prio >= 9
         task_demand = np.where(prod, median_prod * np.exp(sigma_prod * rng.standard_normal(n)),
@@ -226,6 +260,16 @@ def w_hyb_1_synthetic(seed: int = 0, **kw: Any) -> HybridWorkload:
     out = w_hyb_1(seed, demand="synthetic", **kw)
     out.info["workload"] = "W-HYB-1-synthetic"
     return out
+
+
+def window_class_demand(start_h: float, *, root: Path | None = None
+                        ) -> dict[int, np.ndarray]:
+    """Per-class Δ_C pools of a 15-h window of parts 0-13 (runtime of the last attempt ×
+    one core, as :func:`trace_class_demand`)."""
+    tasks = window_tasks(start_h, root=root)
+    rt = tasks["runtime"].to_numpy(dtype=float) * CORE
+    pr = tasks["priority"].to_numpy()
+    return {int(c): rt[pr == c] for c in np.unique(pr)}
 
 
 def _trace_pools(demand: str, root: Path | None, n_parts: int) -> dict[int, np.ndarray] | None:
