@@ -1,4 +1,4 @@
-"""The NM layer of the layered ROSE model (spec §1.4.5, §1.4.7): protection, launch and
+"""The NM layer of the layered ROSE model (rules B and C of ``algorithms``, the Timeout Detector): protection, launch and
 the timeout detector.
 
 Per node: memory above ``theta_kill`` kills speculative tasks, newest first; a
@@ -10,16 +10,16 @@ it reads.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from schedlab.cluster.actions import Dequeue, Place, Preempt
 from schedlab.cluster.spec import R_MEM
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.papers.rose._tick import TickState
+from schedlab.papers.rose.algorithms import kill_victim, timeout_of
 
-if TYPE_CHECKING:
-    from schedlab.papers.rose._layered import TickState
 
 __all__ = ["NodeManagerControl", "load_levels", "N_LOAD"]
 
@@ -54,7 +54,7 @@ class NodeManagerControl:
         lst = st.spec_on.get(m)
         if not lst:
             return False
-        g = max(lst, key=lambda g: (g[3], g[0]))      # most recently started
+        g = kill_victim(lst)                           # most recently started
         self._end_spec(st, m, g, outcome="killed", reason=reason)
         self.counters["spec_kills"] += g[2]
         return True
@@ -190,11 +190,7 @@ class NodeManagerControl:
     # ------------------------------------------------------------------ timeouts
     def timeout_for(self, j: int) -> float:
         p = self.params
-        if p.adaptive_timeout:
-            waits = self._job_waits.get(j)
-            if waits:
-                return max(5.0, 2.0 * float(np.median(waits)))
-        return p.T_to
+        return timeout_of(self._job_waits.get(j), p.T_to, adaptive=p.adaptive_timeout)
 
     def _timeout(self, view, st: TickState) -> None:
         w = self.workload

@@ -1,4 +1,4 @@
-"""The RM layer of the layered ROSE model (spec §1.2, §1.4.7): the heartbeat round.
+"""The RM layer of the layered ROSE model (ROSE §III): the heartbeat round.
 
 On a tick, the heartbeating NMs report; the RM grants regular containers on them, FIFO by
 job submission and task readiness, using the capacity freed up to that report. With
@@ -11,16 +11,14 @@ from __future__ import annotations
 import math
 from operator import le as _le
 from operator import lt as _lt
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from schedlab.cluster.actions import Dequeue, Place, Promote
 from schedlab.cluster.spec import R_MEM
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.papers.rose._tick import TickState
 
-if TYPE_CHECKING:
-    from schedlab.papers.rose._layered import TickState
 
 __all__ = ["ResourceManagerRound"]
 
@@ -168,7 +166,7 @@ class ResourceManagerRound:
 
     def _grant(self, view, st: TickState, n: int, t: int, k: int, *,
                free_row: list[float] | None = None) -> tuple[int, int]:
-        """RM grants ``k`` containers of task ``t`` on node ``n``; upgrade rules of §1.4.6.
+        """RM grants ``k`` containers of task ``t`` on node ``n``; the AM's upgrade rules (``docs/papers/rose.md``).
         ``free_row``: the caller's copy of ``st.free[n]``, updated instead of the array."""
         w = self.workload
         j = self._job_list[t]

@@ -1,4 +1,4 @@
-"""Metrics of the ROSE reproduction (spec §5.1): utilization, makespan/JCT, speculative
+"""Metrics of the ROSE reproduction (R1-R8): utilization, makespan/JCT, speculative
 launches, kills, timeouts and queue waits, B1's excluded/rescheduled/first-try shares,
 the R5 placement optimality gap, and the regular-task slowdown against B0.
 
@@ -37,7 +37,7 @@ def utilization_series(result: Any, *, step: float = 5.0) -> pd.DataFrame:
 
 def backlog_utilization(result: Any, resources: tuple[str, ...] = ("cpu", "disk"),
                         allocated: tuple[str, ...] = ("cpu",)) -> dict[str, float]:
-    """Mean physical utilization over the run's own backlog period (spec §7.4, R1/R3): the
+    """Mean physical utilization over the run's own backlog period (R1/R3): the
     union of the policy ticks on which its RM held pending regular requests
     (``policy.backlog_ticks``), each tick covering ``[t, t + tick)``. The engine's levels
     are a step function of time, integrated exactly. Also returns the backlog length."""

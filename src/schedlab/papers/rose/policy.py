@@ -8,10 +8,10 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.cluster.spec import R_CPU
-from schedlab.papers.rose._layered import LayeredPolicy, SpeculativeParams, TickState, ceil_div
-from schedlab.papers.rose._lla import lla_batch
-from schedlab.papers.rose._mmf import mmf
-from schedlab.papers.rose._tbamr import MachineRating
+from schedlab.papers.rose._layered import LayeredPolicy, SpeculativeParams, ceil_div
+from schedlab.papers.rose._lla_batch import lla_batch
+from schedlab.papers.rose._tick import TickState
+from schedlab.papers.rose.algorithms import MachineRating, mmf
 from schedlab.policies.registry import register
 
 __all__ = ["RosePolicy"]
@@ -27,8 +27,9 @@ class RosePolicy(LayeredPolicy):
     Reference
         Sun, Hu, Yang, Garraghan, Wo, Xu, Zhu, Li, "ROSE: Cluster Resource Scheduling via
         Speculative Over-subscription", IEEE ICDCS 2018, pp. 949-960. Implemented from
-        SEEDS_SPEC §1.2-1.8 (the NM threshold controller, the timeout detector and the AM
-        controller details are the spec's reconstructions [R]).
+        §III-IV: Algorithms 1-3 as :mod:`schedlab.papers.rose.algorithms` writes them; the
+        NM threshold controller, the Timeout Detector and the AM controller, which the paper
+        names but does not detail, as ``docs/papers/rose.md`` reads them.
     Assumptions
         The RM part is :class:`YarnCentralizedPolicy` (heartbeat-driven, stale by design).
         Each NM samples cpu/mem/disk/net utilization every ``X`` s into a window of ``W``
@@ -46,13 +47,13 @@ class RosePolicy(LayeredPolicy):
         out, with at most ceil(eligible / |C|) outstanding per machine; the NM admits
         (queue < ``Q_max`` and every LLA level < ``theta_adm``) or rejects, and the AM tries
         the next candidate at once. NMs launch, throttle and kill with the multi-level
-        thresholds of §1.4.5 (see :mod:`schedlab.papers.rose._layered`). An RM grant to a
+        thresholds of :mod:`schedlab.papers.rose.algorithms` (see :mod:`schedlab.papers.rose._layered`). An RM grant to a
         job upgrades its speculative work first (promote in place, else cancel a queue
         entry and start it as regular).
     Complexity
         Per tick O(M) numpy plus O(E x |C|) for E eligible tasks; every ``Y`` s one batched
         LLA over (4M, W) and one MMF sort, O(M log M).
-    Departures from the spec
+    Departures from the paper
         Periods are quantised to ``tick`` (1 s). The monitor's "aggregate over X" record is
         the instantaneous utilization at the X tick. AM->NM speculative requests take
         effect within the tick (no separate message delay); NM launches happen on the
@@ -95,7 +96,6 @@ class RosePolicy(LayeredPolicy):
         p = self.params
         super().reset(cluster, workload, rng)
         self.upgrades = bool(p.upgrade)
-        self.reads_running_groups = bool(p.tbamr)     # the tail watch, every tick
         M = cluster.n_machines
         self._hist = np.zeros((M, _NL, p.W))
         self._n_rec = 0
@@ -235,7 +235,7 @@ class RosePolicy(LayeredPolicy):
 
     def _walk(self, st: TickState, tasks: np.ndarray, cands: list[int], elig_job: np.ndarray,
               out: dict[tuple[int, int], int], budget: np.ndarray, load: np.ndarray) -> None:
-        """AMs walk their candidate list (spec §1.4.6 steps 2-3)."""
+        """AMs walk their candidate list (AM controller, steps 2-3)."""
         p = self.params
         Q_max, Y = p.Q_max, p.Y
         now = st.now

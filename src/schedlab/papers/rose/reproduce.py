@@ -1,19 +1,10 @@
-"""Reproduce ROSE (Sun et al., ICDCS 2018): checks R1-R8 of SEEDS_SPEC §5.1 under Amendment A
-(§7.4), at the spec's full scale.
+"""Reproduce ROSE (Sun et al., ICDCS 2018): the runs behind the checks R1-R8
+(:mod:`schedlab.papers.rose.checks`), at full scale or reduced (``quick``).
 
 Policies: B0 ``yarn-centralized``, B1 ``yarn-opportunistic``, B2 ``sparrow`` with
-``placement="random"`` (the spec's B2) and ``rose``; every speculative policy shares the NM
-threshold controller with ``rho_max = 1.0`` (§7.4).
-
-Workloads (:mod:`schedlab.papers.rose.workloads`):
-
-- **W-ROSE-1 v2** (R1, R2, R5, R6, R7): 300 map -> reduce jobs arriving over 600 s on 100
-  machines of the Google 2011 capacity classes, 5% unhealthy (half speed, speculative tasks
-  fail with probability 0.1); (cpu, mem) usage ratios drawn jointly from the Google 2011
-  request/usage pairs, with time-varying usage (segments of 5-60 s, levels ±50%) when the
-  engine supports usage steps. Its disk-heavy copy serves R3.
-- **W-ROSE-2** (R4): the cluster pre-loaded to 97% allocation, then 2,000 single-task
-  speculative requests within 10 s; B1 at mQL in {5, 10, 20} and ROSE.
+``placement="random"`` and ``rose``; every speculative policy shares the NM threshold
+controller. Workloads (:mod:`schedlab.papers.rose.workloads`): W-ROSE-1 v2 (R1, R2, R5-R7;
+its disk-heavy copy R3) and W-ROSE-2 (R4, B1 at mQL 5, 10 and 20 and ROSE).
 
 Calibration (C1, on the baselines, seeds 1000-1004; ``schedlab calibrate rose``):
 ``cpu_scale`` (W-ROSE-1's CPU usage-ratio scale) so that B0's backlog-period CPU is the
@@ -22,14 +13,12 @@ pre-load usage/request ratio) so that B1's excluded / rescheduled / first-try sh
 averaged over mQL, come closest to 19.5 / 65.3 / 11.7%, by a grid.
 
 Tuning (C2, calibration seeds): ROSE's mL, d, Q_max and T_to, one at a time around the
-spec's defaults; the objective is ROSE's backlog-period CPU over B0's (R1's metric), ties
-broken by makespan, subject to guards: no adopted value may worsen the measure of another
-tuned mechanism (p95 speculative wait, kills per 1,000 launches, placement gap) by more
-than 5% of the default's (see ``_tune``). The ablations (without TBAMR, LLA, the timeout detector, upgrade) and
-the ``rho_max`` sensitivity run on the acceptance seeds with the tuned values.
-
-R1/R3 use the backlog-period mean (§7.4): physical utilization over the time the policy's
-own RM holds pending regular requests; whole-run means are reported beside them.
+defaults; the objective is ROSE's backlog-period CPU over B0's (R1's metric), ties broken
+by makespan, subject to guards: no adopted value may worsen the measure of another tuned
+mechanism (p95 speculative wait, kills per 1,000 launches, placement gap) by more than 5%
+of the default's (see ``_tune``). The ablations (without TBAMR, LLA, the timeout detector,
+upgrade) and the ``rho_max`` sensitivity run on the acceptance seeds with the tuned values.
+``docs/papers/rose.md`` describes the workloads and the results.
 """
 from __future__ import annotations
 
@@ -45,8 +34,11 @@ import pandas as pd
 from schedlab.reproduce.calibration import (SearchLog, StoredCalibration, bisect_log,
                                             calibration_frame, calibration_row, calibration_seeds,
                                             load_calibration)
-from schedlab.reproduce.common import Check, ReproductionResult, direction_holds, mean_ci
+from schedlab.reproduce.common import ReproductionResult, mean_ci
 from schedlab.reproduce.runner import run_jobs
+from schedlab.papers.rose.checks import (B0_CPU_BAND, B0_CPU_TARGET, B1_SHARES_PAPER, paired,
+                                         checks_from_runs, paper_table, variants_frame)
+from schedlab.papers.rose.checks import checks as run_checks
 
 __all__ = ["reproduce", "calibrate", "checks_from_runs", "RoseJob", "run_rose_job", "POLICIES",
            "ABLATIONS", "TUNING_GRID", "TUNING_GUARDS", "GUARD_TOL", "DEFAULT_KNOBS", "B0_CPU_TARGET", "B1_SHARES_PAPER"]
@@ -58,18 +50,18 @@ POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
     "B2": ("sparrow", {"placement": "random"}),
     "ROSE": ("rose", {}),
 }
-#: ablations of spec §1.5 (run with ROSE's tuned parameters)
+#: ablations (run with ROSE's tuned parameters)
 ABLATIONS: dict[str, dict[str, Any]] = {
     "ROSE-noTBAMR": {"tbamr": False},
     "ROSE-noLLA": {"use_lla": False},
     "ROSE-noTimeout": {"timeout_detector": False},
     "ROSE-noUpgrade": {"upgrade": False},
 }
-#: C2: ROSE's [R] parameters swept one at a time (first value = the spec's default)
+#: C2: ROSE's open parameters swept one at a time (first value = the default)
 TUNING_GRID: dict[str, tuple[Any, ...]] = {
     "mL": (10, 20, 40), "d": (2, 1, 4), "Q_max": (20, 10, 40), "T_to": (10.0, 5.0, 20.0)}
 #: C2 guards: the measure of each tuned mechanism (lower is better), which a tuned value may
-#: not worsen by more than GUARD_TOL of the spec default's value: the p95 speculative queue
+#: not worsen by more than GUARD_TOL of the default's value: the p95 speculative queue
 #: wait (timeout detector, R7), kills per 1,000 launches (threshold controller, R6) and the
 #: placement gap (MMF, R5)
 TUNING_GUARDS = ("spec_wait_p95", "kills_per_1000_launches", "placement_gap")
@@ -80,9 +72,6 @@ RHO_SWEEP = (0.5, 0.75, 1.0)
 LONG_LIST = {"mL": 40}
 #: knobs used when no stored calibration exists
 DEFAULT_KNOBS: dict[str, float] = {"cpu_scale": 1.0, "preload_usage": 0.36}
-B0_CPU_TARGET = 0.3637
-B0_CPU_BAND = (0.30, 0.42)
-B1_SHARES_PAPER = {"excluded": 0.195, "rescheduled": 0.653, "first_try": 0.117}
 MQL = (5, 10, 20)
 #: regime map axes: usage-ratio spread x load (= 600 s / arrival span)
 REGIME_SPREADS = ("constant", "pairs", "pairs+time")
@@ -249,11 +238,11 @@ def _knobs() -> tuple[dict[str, float], StoredCalibration | None]:
 # ------------------------------------------------------------------ tuning (C2)
 def _tune(runner: _Runner, seeds: list[int], w1: dict[str, Any], scale: float
           ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """One-at-a-time sweep of ROSE's [R] parameters on calibration seeds; returns the tuned
+    """One-at-a-time sweep of ROSE's open parameters on calibration seeds; returns the tuned
     values (each parameter's best admissible value, combined) and the sweep.
 
     The rule (:data:`TUNING_GUARDS`): the objective is R1's metric, ROSE/B0 backlog-period
-    CPU (ties: the larger makespan cut). A value other than the spec default is adopted only
+    CPU (ties: the larger makespan cut). A value other than the default is adopted only
     if it beats the default on the objective *and* worsens none of the guard metrics, the
     measures of the other tuned mechanisms, by more than ``GUARD_TOL`` of the default's
     value, so that R1 is never bought by switching a mechanism off (a long T_to that leaves
@@ -327,7 +316,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
     # C2: tuning on the calibration seeds
     tuned, tuning = _tune(runner, cal_seeds[:TUNING_SEEDS], w1, scale)
     rose_p = dict(tuned)
-    say(f"tuned ROSE parameters: {rose_p or 'spec defaults'}")
+    say(f"tuned ROSE parameters: {rose_p or 'defaults'}")
 
     # acceptance runs (seeds 0..n-1)
     def j1(label: str, s: int, wl: dict | None = None, params: dict | None = None) -> RoseJob:
@@ -372,12 +361,12 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
                         **{("W-ROSE-2", *k): v for k, v in w2j.items()},
                         **{(k[0], k[1], k[2]): v for k, v in var.items()}}, g)
     runs.to_csv(out / "runs.csv", index=False)
-    checks = _checks(runs)
+    checks = run_checks(runs)
     summary = _summary(runs)
     ablation = _vs_b0(runs, "W-ROSE-1", ["B0", "B1", "B2", "ROSE", *ABLATIONS, "ROSE-mL=40",
                                          *[f"ROSE-rho_max={r}" for r in RHO_SWEEP]])
     regime = _regime_frame(reg, g)
-    vtab = _variants_frame(runs, list(variants))
+    vtab = variants_frame(runs, list(variants))
     figures = _regime_figures(regime, out)
     wall = time.perf_counter() - t_start
     cpu = runner.cpu_seconds
@@ -385,10 +374,10 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
         f"{'quick (reduced scale)' if quick else 'full scale'}: {max(5, round(100 * scale))} "
         f"machines, {max(5, round(300 * scale))} jobs on W-ROSE-1 v2; acceptance seeds "
         f"{acc_seeds}, calibration and tuning seeds {cal_seeds}.",
-        f"knobs: {knobs}; tuned ROSE parameters: {rose_p or 'none (spec defaults)'}.",
+        f"knobs: {knobs}; tuned ROSE parameters: {rose_p or 'none (defaults)'}.",
         f"wall {wall:.0f} s; CPU {cpu:.0f} s summed over the simulations "
         f"({len(runner.rows)} runs; cached runs count their original CPU time).",
-        "R1/R3 are backlog-period means (spec §7.4); whole-run means are in the summary and "
+        "R1/R3 are backlog-period means; whole-run means are in the summary and "
         "paper tables.",
     ]
     try:
@@ -404,7 +393,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "results/rose", quick: bool =
     return ReproductionResult(
         paper="rose", checks=checks, wall_seconds=wall, scale="quick" if quick else "full",
         tables={"summary": summary, "ablation_and_rho_max": ablation, "runs": runs},
-        figures=figures, notes=notes, paper_table=_paper_table(runs), calibration=calib,
+        figures=figures, notes=notes, paper_table=paper_table(runs), calibration=calib,
         calibration_search=cal.search if cal is not None else None, tuning=tuning,
         regime_maps={"rose": regime}, variants=vtab,
         meta={"seeds": acc_seeds, "calibration_seeds": cal_seeds, "knobs": knobs,
@@ -446,21 +435,12 @@ def _summary(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _pair(runs: pd.DataFrame, wl: str, a: str, b: str, col: str) -> tuple[np.ndarray, np.ndarray]:
-    """Columns ``col`` of policies ``a`` and ``b`` on ``wl``, over the seeds both ran."""
-    r = runs[runs["workload"] == wl]
-    x = r[r["policy"] == a].set_index("seed")[col]
-    y = r[r["policy"] == b].set_index("seed")[col]
-    idx = x.index.intersection(y.index).sort_values()
-    return x.loc[idx].to_numpy(dtype=float), y.loc[idx].to_numpy(dtype=float)
-
-
 def _vs_b0(runs: pd.DataFrame, wl: str, labels: list[str]) -> pd.DataFrame:
     """Per policy row: backlog-period and whole-run CPU and makespan, each paired by seed with
     B0 and with ROSE (on the seeds both ran)."""
     out = []
     for lab in labels:
-        x, _ = _pair(runs, wl, lab, lab, "cpu_backlog")
+        x, _ = paired(runs, wl, lab, lab, "cpu_backlog")
         if not len(x):
             continue
         row: dict[str, Any] = {"policy": lab, "seeds": len(x)}
@@ -468,40 +448,15 @@ def _vs_b0(runs: pd.DataFrame, wl: str, labels: list[str]) -> pd.DataFrame:
                   "placement_stale_error", "placement_overloaded_share", "spec_wait_p95",
                   "spec_timeouts", "kills_per_1000_launches", "spec_failures", "spec_launches"):
             if c in runs.columns:
-                row[c] = float(np.nanmean(_pair(runs, wl, lab, lab, c)[0]))
+                row[c] = float(np.nanmean(paired(runs, wl, lab, lab, c)[0]))
         for ref in ("B0", "ROSE"):
-            a, b = _pair(runs, wl, lab, ref, "cpu_backlog")
-            ma, mb = _pair(runs, wl, lab, ref, "makespan")
+            a, b = paired(runs, wl, lab, ref, "cpu_backlog")
+            ma, mb = paired(runs, wl, lab, ref, "makespan")
             if len(a):
                 row[f"cpu_backlog_vs_{ref}"] = float(np.mean(a / b))
                 row[f"makespan_vs_{ref}"] = float(np.mean(ma / mb - 1))
         out.append(row)
     return pd.DataFrame(out)
-
-
-def _paper_table(runs: pd.DataFrame) -> pd.DataFrame:
-    W1, WD = "W-ROSE-1", "W-ROSE-1-disk"
-
-    def m(wl: str, lab: str, col: str) -> float:
-        return float(np.nanmean(_pair(runs, wl, lab, lab, col)[0]))
-    b0, rose = m(W1, "B0", "cpu_backlog"), m(W1, "ROSE", "cpu_backlog")
-    b0w, rosew = m(W1, "B0", "cpu_used"), m(W1, "ROSE", "cpu_used")
-    mk0, mkr = _pair(runs, W1, "B0", "ROSE", "makespan")
-    r2 = runs[runs["workload"] == "W-ROSE-2"]
-    b1 = r2[r2["policy"].str.startswith("B1")]
-    disk_best = max(m(WD, "B1", "disk_backlog"), m(WD, "B2", "disk_backlog"))
-    rows = [
-        ("B0 CPU utilization (backlog period)", "36.37%", f"{100 * b0:.2f}%"),
-        ("ROSE CPU utilization (backlog period)", "65.10%", f"{100 * rose:.2f}%"),
-        ("CPU ratio ROSE / B0 (backlog period)", "x1.79", f"x{rose / b0:.2f}"),
-        ("CPU whole-run mean B0 -> ROSE", "(not published)", f"{100 * b0w:.2f}% -> {100 * rosew:.2f}%"),
-        ("Makespan change ROSE vs B0", "-30.11%", f"{100 * np.mean(mkr / mk0 - 1):+.2f}%"),
-        ("Disk utilization ROSE minus best of B1/B2 (backlog period)", "+8.23",
-         f"{100 * (m(WD, 'ROSE', 'disk_backlog') - disk_best):+.2f} pp"),
-        ("B1 excluded / rescheduled / first-try (W-ROSE-2)", "19.5% / 65.3% / 11.7%",
-         " / ".join(f"{100 * b1[f'share_{k}'].mean():.1f}%" for k in B1_SHARES_PAPER)),
-    ]
-    return pd.DataFrame(rows, columns=["figure", "paper", "measured"])
 
 
 def _regime_frame(reg: dict[tuple, RoseJob], get) -> pd.DataFrame:
@@ -549,171 +504,3 @@ def _regime_figures(regime: pd.DataFrame, out: Path) -> dict[str, Path]:
         plt.close(fig)
         figs[name] = path
     return figs
-
-
-def _variants_frame(runs: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    rows = []
-    for v in names:
-        b0, rose = _pair(runs, v, "B0", "ROSE", "cpu_backlog")
-        mb0, mrose = _pair(runs, v, "B0", "ROSE", "makespan")
-        gb2, grose = _pair(runs, v, "B2", "ROSE", "placement_gap")
-        if not len(b0):
-            continue
-        rows += [
-            {"variant": v, "claim": "R1: ROSE raises backlog-period CPU over B0", "paper": "x1.79",
-             "measured": f"x{np.mean(rose / b0):.2f}", "direction_holds": direction_holds(rose > b0)},
-            {"variant": v, "claim": "R2: makespan falls", "paper": "-30.11%",
-             "measured": f"{100 * np.mean(mrose / mb0 - 1):+.1f}%",
-             "direction_holds": direction_holds(mrose < mb0)},
-            {"variant": v, "claim": "R5: ROSE placement gap below B2's", "paper": "lighter machines",
-             "measured": f"{np.nanmean(grose):.3f} vs {np.nanmean(gb2):.3f}",
-             "direction_holds": direction_holds(grose < gb2)}]
-    return pd.DataFrame(rows)
-
-
-def checks_from_runs(path: str | Path) -> list[Check]:
-    """Recompute the R1-R8 checks from a saved ``runs.csv`` (no simulation)."""
-    return _checks(pd.read_csv(path))
-
-
-def _fmt(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _checks(runs: pd.DataFrame) -> list[Check]:
-    from schedlab.papers.rose._lla import lla
-    from schedlab.papers.rose.policy import RosePolicy
-    theta_cpu = RosePolicy.Params().theta_launch[0]
-    W1 = "W-ROSE-1"
-    checks: list[Check] = []
-    # R1 (backlog-period means, spec §7.4)
-    b0, rose = _pair(runs, W1, "B0", "ROSE", "cpu_backlog")
-    b0w, rosew = _pair(runs, W1, "B0", "ROSE", "cpu_used")
-    ratio = rose / b0
-    ok = (B0_CPU_BAND[0] <= b0.mean() <= B0_CPU_BAND[1] and ratio.mean() >= 1.5
-          and rose.mean() <= theta_cpu + 0.05 and direction_holds(ratio >= 1.5))
-    checks.append(Check(
-        "R1", "Over-subscription nearly doubles CPU utilization vs centralized (backlog period)",
-        "36.37% -> 65.10% (x1.79)",
-        f"B0 {_fmt(b0.mean())} -> ROSE {_fmt(rose.mean())} (x{ratio.mean():.2f}); whole run "
-        f"{_fmt(b0w.mean())} -> {_fmt(rosew.mean())}",
-        f"B0 30-42%; ROSE/B0 >= 1.5; ROSE <= {_fmt(theta_cpu + 0.05)}", bool(ok), W1,
-        "" if ok else _r1_mechanism(runs)))
-    # R2
-    mb0, mrose = _pair(runs, W1, "B0", "ROSE", "makespan")
-    ch = mrose / mb0 - 1
-    ok = -0.45 <= ch.mean() <= -0.20 and direction_holds(ch < 0)
-    checks.append(Check("R2", "Makespan falls", "-30.11%", f"{100 * ch.mean():+.1f}%",
-                        "-20% to -45%", bool(ok), W1))
-    # R3 (backlog-period disk)
-    WD = "W-ROSE-1-disk"
-    b1_d, r_d = _pair(runs, WD, "B1", "ROSE", "disk_backlog")
-    b2_d, _ = _pair(runs, WD, "B2", "ROSE", "disk_backlog")
-    ok = (r_d.mean() > b1_d.mean() and r_d.mean() > b2_d.mean()
-          and direction_holds((r_d > b1_d) & (r_d > b2_d)))
-    wb1, wr = _pair(runs, WD, "B1", "ROSE", "disk_used")
-    wb2, _ = _pair(runs, WD, "B2", "ROSE", "disk_used")
-    checks.append(Check("R3", "Disk utilization rises vs the other strategies (backlog period)",
-                        "+8.23",
-                        f"ROSE {_fmt(r_d.mean())}, B1 {_fmt(b1_d.mean())}, B2 {_fmt(b2_d.mean())} "
-                        f"({100 * (r_d.mean() - max(b1_d.mean(), b2_d.mean())):+.2f} pp); whole run "
-                        f"{_fmt(wr.mean())} / {_fmt(wb1.mean())} / {_fmt(wb2.mean())}",
-                        "ROSE > B1 and ROSE > B2", bool(ok), WD))
-    # R4
-    r2 = runs[runs["workload"] == "W-ROSE-2"]
-    b1 = r2[r2["policy"].str.startswith("B1")]
-    rr = r2[r2["policy"] == "ROSE"]
-    b1_first = float(b1["share_first_try"].mean())
-    rose_first = float(rr["share_first_try"].mean())
-    per_seed = [float(rr[rr.seed == s]["share_first_try"].mean())
-                >= 2 * float(b1[b1.seed == s]["share_first_try"].mean()) for s in sorted(rr.seed)]
-    ok = b1_first <= 0.35 and rose_first >= 2 * b1_first and direction_holds(per_seed)
-    checks.append(Check(
-        "R4", "Centralized over-subscription suffers mismatch (B1 over mQL 5/10/20)",
-        "19.5% / 65.3% / 11.7%",
-        f"B1 {_fmt(b1['share_excluded'].mean())} / {_fmt(b1['share_rescheduled'].mean())} / "
-        f"{_fmt(b1_first)}; ROSE {_fmt(rr['share_excluded'].mean())} / "
-        f"{_fmt(rr['share_rescheduled'].mean())} / {_fmt(rose_first)}",
-        "B1 first-try <= 35%; ROSE >= 2x B1", bool(ok), "W-ROSE-2",
-        f"per run: ROSE {rr['spec_launches'].mean():.0f} speculative launches and "
-        f"{rr['spec_timeouts'].mean():.0f} queue timeouts, B1 {b1['spec_launches'].mean():.0f} and "
-        f"{b1['spec_timeouts'].mean():.0f}; queue found at placement ROSE "
-        f"{rr['placement_queue'].mean():.1f}, B1 {b1['placement_queue'].mean():.1f}"))
-    # R5, with its measured mechanism beside it
-    g_b2, g_rose = _pair(runs, W1, "B2", "ROSE", "placement_gap")
-    s_b2, s_rose = _pair(runs, W1, "B2", "ROSE", "placement_ge2_share")
-    ok = g_rose.mean() < g_b2.mean() and s_rose.mean() < 0.40 and direction_holds(g_rose < g_b2)
-    checks.append(Check("R5", "MMF places speculative tasks on lighter machines",
-                        "B2-like: <=50% optimal, >62% could halve load",
-                        f"gap ROSE {g_rose.mean():.3f} vs B2 {g_b2.mean():.3f}; on >=2x min "
-                        f"load ROSE {_fmt(s_rose.mean())}, B2 {_fmt(s_b2.mean())}",
-                        "ROSE gap < B2 gap; share < 40%", bool(ok), W1,
-                        _r5_mechanism(runs)))
-    # R6
-    k_b2, k_rose = _pair(runs, W1, "B2", "ROSE", "kills_per_1000_launches")
-    s_b0, s_rose6 = _pair(runs, W1, "B0", "ROSE", "regular_p95_stretch")
-    sl = s_rose6 / s_b0 - 1
-    ok = k_rose.mean() < k_b2.mean() and sl.mean() <= 0.10
-    checks.append(Check("R6", "Threshold control avoids stragglers and kill storms", "qualitative",
-                        f"kills/1000: ROSE {k_rose.mean():.1f} vs B2 {k_b2.mean():.1f}; regular p95 "
-                        f"slowdown {100 * sl.mean():+.1f}%", "ROSE kills < B2; slowdown <= 10%",
-                        bool(ok), W1))
-    # R7
-    w_nt, w_r = _pair(runs, W1, "ROSE-noTimeout", "ROSE", "spec_wait_p95")
-    _, to = _pair(runs, W1, "ROSE-noTimeout", "ROSE", "spec_timeouts")
-    m_nt, m_r = _pair(runs, W1, "ROSE-noTimeout", "ROSE", "spec_wait_mean")
-    red = 1 - w_r / w_nt
-    ok = red.mean() >= 0.20 and direction_holds(red >= 0.20)
-    checks.append(Check("R7", "Timeout rescheduling cuts head-of-line blocking", "qualitative",
-                        f"p95 queue wait {w_r.mean():.1f} s vs {w_nt.mean():.1f} s without "
-                        f"({100 * red.mean():.0f}% lower)", ">= 20% lower", bool(ok), W1,
-                        f"{to.mean():.0f} timeouts per run at T_to = {_t_to(runs)} s; mean queue "
-                        f"wait {m_r.mean():.2f} s vs {m_nt.mean():.2f} s without the detector"))
-    # R8
-    a = lla([1, 2, 3, 4])
-    b = lla([5, 5, 5, 100, 5, 5, 5, 5, 5, 5])
-    checks.append(Check("R8", "LLA correctness", "exact", f"LLA([1,2,3,4])={a:g}; spike series={b:g}",
-                        "4 and 5 exactly", a == 4.0 and b == 5.0, "synthetic"))
-    return checks
-
-
-def _t_to(runs: pd.DataFrame) -> str:
-    if "T_to" in runs.columns:
-        v = runs.loc[(runs["workload"] == "W-ROSE-1") & (runs["policy"] == "ROSE"), "T_to"].dropna()
-        if len(v):
-            return f"{float(v.iloc[0]):g}"
-    from schedlab.papers.rose.policy import RosePolicy
-    return f"{RosePolicy.Params().T_to:g}"
-
-
-def _r5_mechanism(runs: pd.DataFrame) -> str:
-    """R5's measured mechanism: the parts of ROSE's placement gap, beside B2's."""
-    W1 = "W-ROSE-1"
-
-    def both(col: str) -> tuple[float, float]:
-        b2, rose = _pair(runs, W1, "B2", "ROSE", col)
-        return float(np.nanmean(rose)), float(np.nanmean(b2))
-    adm = both("placement_gap_admissible")
-    over = both("placement_overloaded_share")
-    queue = both("placement_queue")
-    view, _ = both("placement_view_gap")
-    stale, _ = both("placement_stale_error")
-    return (f"ROSE vs B2: gap to the least-loaded admissible machine {adm[0]:.3f} vs {adm[1]:.3f}; "
-            f"placements on a machine already >= theta_adm {_fmt(over[0])} vs {_fmt(over[1])}; "
-            f"queue found {queue[0]:.1f} vs {queue[1]:.1f}. ROSE's gap in the CA's own view "
-            f"(MMF's choice: queue stage and list spreading) {view:.3f}; chosen machine's CPU "
-            f"{stale:+.3f} above what the CA saw (staleness of the Y-s, LLA-smoothed report)")
-
-
-def _r1_mechanism(runs: pd.DataFrame) -> str:
-    """A measured mechanism for a failed R1: where ROSE's extra CPU went."""
-    W1 = "W-ROSE-1"
-    b0, rose = _pair(runs, W1, "B0", "ROSE", "cpu_backlog")
-    a0, ar = _pair(runs, W1, "B0", "ROSE", "cpu_allocated")
-    _, launches = _pair(runs, W1, "B0", "ROSE", "spec_launches")
-    _, to = _pair(runs, W1, "B0", "ROSE", "spec_timeouts")
-    _, kills = _pair(runs, W1, "B0", "ROSE", "spec_kills")
-    return (f"ROSE adds {100 * (rose.mean() - b0.mean()):.1f} pp of backlog CPU with "
-            f"{launches.mean():.0f} speculative launches, {to.mean():.0f} timeouts and "
-            f"{kills.mean():.0f} kills per run; whole-run allocation {_fmt(a0.mean())} (B0) vs "
-            f"{_fmt(ar.mean())} (ROSE); see regime_map_cpu_ratio for where x1.5 is reached")

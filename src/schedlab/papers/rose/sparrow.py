@@ -8,7 +8,8 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.cluster.actions import Place
-from schedlab.papers.rose._layered import LayeredPolicy, SpeculativeParams, TickState
+from schedlab.papers.rose._layered import LayeredPolicy, SpeculativeParams
+from schedlab.papers.rose._tick import TickState
 from schedlab.policies.registry import register
 
 __all__ = ["SparrowPolicy"]
@@ -16,7 +17,7 @@ __all__ = ["SparrowPolicy"]
 
 @register
 class SparrowPolicy(LayeredPolicy):
-    """Speculative tasks placed by the AMs without a global view (spec §1.5, B2).
+    """Speculative tasks placed by the AMs without a global view (ROSE's baseline B2).
 
     Reference
         Ousterhout, Wendell, Zaharia, Stoica, "Sparrow: Distributed, Low Latency
@@ -31,12 +32,12 @@ class SparrowPolicy(LayeredPolicy):
         the AM places ``probe_ratio * n`` probes (reservations) on distinct random NMs;
         when a probe reaches the head of an NM queue and the threshold controller would
         launch, the NM asks the AM for work (late binding) and gets an instance if one is
-        still pending, else the probe is cancelled. ``placement="random"`` (the spec's
+        still pending, else the probe is cancelled. ``placement="random"`` (ROSE's
         B2): each instance is sent to one uniformly random NM, admitted under rule A,
         queued FIFO, and rescheduled by the timeout detector.
     Complexity
         O(probes) per tick.
-    Departures from the spec
+    Departures from the paper
         Probe round trips take no time; probe queues are not capped (Sparrow's are not).
     """
 

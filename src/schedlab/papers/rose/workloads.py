@@ -9,7 +9,7 @@ Usage model
 request, constant per task. ``usage="google"`` draws (cpu, mem) usage/request pairs
 jointly from the real Google 2011 production tasks (``prod-tasks-time0`` requests joined
 with ``prod-tasks-with-usage-time0`` usage on (job_id, task_index), 56,046 pairs, via
-:func:`schedlab.workload.traces.google2011.borg_usage_pairs`). ``usage="alibaba"`` draws
+:func:`schedlab.workload.traces.google2011_borg.borg_usage_pairs`). ``usage="alibaba"`` draws
 pairs from the Alibaba 2018 ``container_usage_sample`` (util percents read as % of the
 request, the v2017 convention). Real ratios are clipped to [``ratio_floor``, 1.0]: a task
 never uses more than it asked for (YARN enforces container limits), and a zero ratio
@@ -50,7 +50,7 @@ def rose_cluster(n_machines: int = 100) -> ClusterSpec:
 def _real_pairs(source: str) -> np.ndarray:
     if source == "google":
         try:
-            from schedlab.workload.traces.google2011 import borg_usage_pairs
+            from schedlab.workload.traces.google2011_borg import borg_usage_pairs
             df = borg_usage_pairs()
         except ImportError:                     # pragma: no cover - reader not installed
             df = _google_pairs_pandas()

@@ -9,7 +9,7 @@ __all__ = ["YarnCentralizedPolicy"]
 
 @register
 class YarnCentralizedPolicy(LayeredPolicy):
-    """Regular containers only, granted by the RM on NM heartbeats (spec §1.5, B0).
+    """Regular containers only, granted by the RM on NM heartbeats (ROSE's baseline B0).
 
     Reference
         Sun et al., "ROSE: Cluster Resource Scheduling via Speculative
@@ -27,7 +27,7 @@ class YarnCentralizedPolicy(LayeredPolicy):
     Complexity
         O(B * P) per tick for B heartbeating nodes and P tasks with demand, with an early
         exit when a node is full.
-    Departures from the spec
+    Departures from the paper
         Heartbeats are quantised to ``tick`` (1 s). The "DRF/fair" RM order option is not
         implemented (FIFO only).
     """

@@ -7,7 +7,8 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.cluster.spec import FIT_TOLERANCE
-from schedlab.papers.rose._layered import LayeredPolicy, SpeculativeParams, TickState
+from schedlab.papers.rose._layered import LayeredPolicy, SpeculativeParams
+from schedlab.papers.rose._tick import TickState
 from schedlab.policies.registry import register
 
 __all__ = ["YarnOpportunisticPolicy"]
@@ -16,7 +17,7 @@ __all__ = ["YarnOpportunisticPolicy"]
 @register
 class YarnOpportunisticPolicy(LayeredPolicy):
     """Opportunistic containers handed out by the RM on heartbeats and queued at NMs
-    (spec §1.5, B1).
+    (ROSE's baseline B1).
 
     Reference
         Apache Hadoop 3.0 opportunistic containers (YARN-2877, YARN-5220); ROSE §II's
@@ -24,7 +25,7 @@ class YarnOpportunisticPolicy(LayeredPolicy):
     Assumptions
         Regular containers as in :class:`YarnCentralizedPolicy`. When a job still has
         pending tasks after the regular round and no node has unallocated (guaranteed)
-        capacity for them (spec §1.5), the RM allocates opportunistic containers
+        capacity for them, the RM allocates opportunistic containers
         round-robin over the ``k_opp`` nodes with the shortest opportunistic queues *as of
         their last heartbeat* (stale by up to ``h_NM``). The AM receives them on its next
         heartbeat (``h_AM`` later) and sends them to the NMs.
@@ -48,10 +49,10 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         RM ("rescheduled"), as does a killed one. No upgrade, no load-aware placement.
     Complexity
         O(M log M) per AM heartbeat for the queue ranking plus O(E) per eligible task.
-    Departures from the spec
+    Departures from the paper
         Periods quantised to ``tick``. The NM has no load-based admission (only ``mQL``).
         "Free guaranteed capacity" is the RM's heartbeat view, not the instantaneous
-        capacity (a reading of the spec's rule, see Assumptions).
+        capacity (a reading of the rule, see Assumptions).
     """
 
     name = "yarn-opportunistic"

@@ -8,6 +8,7 @@ swapped for the references must return the same actions at every tick).
 """
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -16,13 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import schedlab
+from schedlab.testing.same_decisions import assert_same_decisions, assert_same_function
 from schedlab.cluster.spec import FIT_TOLERANCE as EPS
 from schedlab.cluster.spec import homogeneous_cluster
 from schedlab.policies import make_policy
-from schedlab.papers.rose import _layered as layered, _lla as lla
+from schedlab.papers.rose import _layered as layered, _lla_batch as lla, _nm
+from schedlab.papers.rose.algorithms import segments
 from schedlab.cluster.actions import Dequeue
-from schedlab.papers.rose._layered import TickState, ceil_div
+from schedlab.papers.rose._layered import ceil_div
+from schedlab.papers.rose._tick import TickState
 from schedlab.papers.rose.policy import RosePolicy
 from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
@@ -44,7 +47,7 @@ def ref_trimmed_rows(x: np.ndarray, tukey_k: float) -> np.ndarray:
 def ref_segment_means(d: np.ndarray, k_seg: int, tukey_k: float) -> np.ndarray:
     """One trimmed-mean call per segment."""
     n = d.shape[1]
-    return np.stack([ref_trimmed_rows(d[:, lo:hi], tukey_k) for lo, hi in lla._segments(n, k_seg)],
+    return np.stack([ref_trimmed_rows(d[:, lo:hi], tukey_k) for lo, hi in segments(n, k_seg)],
                     axis=1)
 
 
@@ -164,38 +167,41 @@ class Reference:
                     live[i] = False
 
 
+def switch(monkeypatch, owner, name, ref) -> None:
+    """Install on ``owner`` a method ``name`` that runs ``ref`` on a policy marked
+    ``reference`` and the fast path on the others, so that one whole-run comparison
+    (:func:`assert_same_decisions`) runs both."""
+    fast = inspect.getattr_static(owner, name)
+    static = isinstance(fast, staticmethod)
+    if static:
+        fast = fast.__func__
+        ref = ref.__func__ if isinstance(ref, staticmethod) else ref
+
+    def method(self, *args, **kwargs):
+        f = ref if getattr(self, "reference", False) else fast
+        return f(*args, **kwargs) if static else f(self, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, method)
+
+
+def same_runs(pid: str, params: dict, workload, cluster, *, seed: int, min_decisions: int = 50):
+    """A fast policy and its reference (the switched methods) decide alike over a whole run."""
+    fast, ref = make_policy(pid, dict(params)), make_policy(pid, dict(params))
+    ref.reference = True
+    assert_same_decisions(fast, ref, workload, cluster, seed=seed, min_decisions=min_decisions)
+    assert fast.counters == ref.counters
+    assert fast.placement_gap == ref.placement_gap
+    assert fast.placement_view_gap == ref.placement_view_gap
+    assert np.array_equal(fast.task_sent, ref.task_sent)
+    assert np.array_equal(fast.task_excluded, ref.task_excluded)
+    return fast, ref
+
+
 def _use_reference(monkeypatch):
-    """Swap every fast path for its reference, in the base class (subclasses that extend a
-    method, like B1's RM round, still call it through ``super()``)."""
-    for name in ("can_launch", "instant_load", "_job_ratio", "spec_outstanding", "_rm_round"):
-        monkeypatch.setattr(layered.LayeredPolicy, name, getattr(Reference, name))
-    monkeypatch.setattr(lla, "_segment_means", ref_segment_means)
-    monkeypatch.setattr(lla, "_trimmed_rows", ref_trimmed_rows)
-
-
-class Recorder:
-    """Wraps ``decide`` to keep the actions of every decision."""
-
-    def __init__(self, policy):
-        self.decisions: list[list] = []
-        inner = policy.decide
-
-        def decide(view):
-            acts = list(inner(view))
-            self.decisions.append((float(view.now), acts))
-            return acts
-
-        policy.decide = decide
-
-
-def assert_same_decisions(fast_log: Recorder, slow_log: Recorder, res_fast, res_slow) -> None:
-    """Two recorded runs took the same decisions, tick by tick, and so made the same
-    attempts."""
-    for (t_fast, a_fast), (t_slow, a_slow) in zip(fast_log.decisions, slow_log.decisions):
-        assert t_fast == t_slow
-        assert a_fast == a_slow, f"decision at t={t_fast} differs"
-    cols = ["task", "inst_lo", "count", "machine", "start_time", "end_time", "outcome"]
-    assert res_fast.attempts[cols].equals(res_slow.attempts[cols])
+    """The fast paths of the base class against their references (subclasses that extend a
+    method, like B1's RM round, still reach it through ``super()``)."""
+    for name in ("can_launch", "instant_load", "spec_outstanding", "_rm_round"):
+        switch(monkeypatch, layered.LayeredPolicy, name, getattr(Reference, name))
 
 
 def _case(name):
@@ -225,19 +231,9 @@ def _case(name):
                                   "sparrow-sampling", "yarn-opportunistic", "yarn-centralized"])
 def test_every_decision_matches_the_reference(name, monkeypatch):
     df, cl, pid, params = _case(name)
-    fast = make_policy(pid, params)
-    fast_log = Recorder(fast)
-    res_fast = schedlab.simulate(df, cl, fast, seed=3)
     _use_reference(monkeypatch)
-    slow = make_policy(pid, params)
-    slow_log = Recorder(slow)
-    res_slow = schedlab.simulate(df, cl, slow, seed=3)
-    assert len(fast_log.decisions) == len(slow_log.decisions) > 50
-    assert sum(len(a) for _, a in fast_log.decisions) > 20          # the runs do something
-    assert_same_decisions(fast_log, slow_log, res_fast, res_slow)
-    assert fast.counters == slow.counters
-    assert fast.placement_gap == slow.placement_gap
-    assert fast.placement_view_gap == slow.placement_view_gap
+    fast, _ = same_runs(pid, params, df, cl, seed=3)
+    assert sum(fast.counters.values()) > 20          # the run does something
 
 
 # ------------------------------------------------------------------ randomized inputs
@@ -266,7 +262,7 @@ def test_load_levels_bit_identical(seed):
     cap[rng.random(cap.shape) < 0.2] = np.inf
     cap[rng.random(cap.shape) < 0.1] = 0.0
     used = rng.uniform(0, 10, cap.shape)
-    got = layered._load_levels(used, cap)
+    got = _nm.load_levels(used, cap)
     assert np.array_equal(got, ref_load_levels(used, cap))
 
 
@@ -316,27 +312,6 @@ def test_launch_test_and_outstanding_work_match(seed):
             if m not in ms:
                 ms.append(m)
     assert stt.q_by_task == idx
-
-
-def test_job_ratio_matches_per_metric_bincounts():
-    df, cl = w_rose_1(2, scale=0.1, arrival_span=100.0)
-    wl = Workload.from_frame(df)
-    fast = make_policy("rose", {})
-    slow = make_policy("rose", {})
-    fast.reset(cl, wl, np.random.default_rng(0))
-    slow.reset(cl, wl, np.random.default_rng(0))
-    rng = np.random.default_rng(11)
-
-    class View:
-        completed = np.zeros(wl.n_tasks, dtype=np.int64)
-
-    seen_change = False
-    for _ in range(30):
-        View.completed = View.completed + (rng.random(wl.n_tasks) < 0.05)
-        a, b = fast._job_ratio(View), Reference._job_ratio(slow, View)
-        assert np.array_equal(a, b)
-        seen_change |= bool((a != 1.0).any())
-    assert seen_change
 
 
 @settings(max_examples=80, deadline=None)
@@ -509,51 +484,13 @@ class RoseReference:
                                     {"adaptive_timeout": True, "Q_max": 5}])
 def test_rose_walk_watch_and_timeouts_match_the_reference(params, monkeypatch):
     df, cl = w_rose_1(4, scale=0.1, arrival_span=60.0)
-    fast = make_policy("rose", params)
-    fast_log = Recorder(fast)
-    res_fast = schedlab.simulate(df, cl, fast, seed=5)
     for name in ("_walk", "observe", "_watch_tasks"):
-        monkeypatch.setattr(RosePolicy, name, getattr(RoseReference, name))
-    monkeypatch.setattr(layered.LayeredPolicy, "_timeout", RoseReference._timeout)
-    slow = make_policy("rose", params)
-    slow_log = Recorder(slow)
-    res_slow = schedlab.simulate(df, cl, slow, seed=5)
+        switch(monkeypatch, RosePolicy, name, getattr(RoseReference, name))
+    switch(monkeypatch, layered.LayeredPolicy, "_timeout", RoseReference._timeout)
+    fast, ref = same_runs("rose", params, df, cl, seed=5, min_decisions=20)
     assert fast.counters["spec_requests"] > 20 and fast.counters["spec_timeouts"] + \
         fast.counters["spec_rejected_queue_full"] + fast.counters["spec_rejected_overloaded"] > 0
-    assert len(fast_log.decisions) == len(slow_log.decisions)
-    assert_same_decisions(fast_log, slow_log, res_fast, res_slow)
-    assert fast.counters == slow.counters
-    assert np.array_equal(fast.rating.score, slow.rating.score)
-    assert fast.placement_gap == slow.placement_gap
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), n_jobs=st.integers(1, 6), steps=st.integers(1, 25))
-def test_job_ratio_restarts_match_full_sums_with_interleaved_jobs(seed, n_jobs, steps):
-    """Jobs whose tasks are interleaved in task order, counts that change anywhere."""
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(n_jobs, 40))
-    rows = [{"job_id": f"j{int(rng.integers(n_jobs))}", "task_id": f"t{i}", "submit_time": 0.0,
-             "duration": 5.0, "instances": 3, "cpu": float(rng.uniform(0.5, 4)),
-             "mem": float(rng.uniform(0.5, 4)), "cpu_used": float(rng.uniform(0, 4)),
-             "mem_used": float(rng.uniform(0, 4))} for i in range(n)]
-    wl = Workload.from_frame(pd.DataFrame(rows))
-    cl = homogeneous_cluster(3, cpu=8.0, mem=16.0)
-    fast, slow = make_policy("rose", {}), make_policy("rose", {})
-    fast.reset(cl, wl, np.random.default_rng(0))
-    slow.reset(cl, wl, np.random.default_rng(0))
-
-    class View:
-        completed = np.zeros(wl.n_tasks, dtype=np.int64)
-
-    for _ in range(steps):
-        View.completed = np.minimum(View.completed + (rng.random(wl.n_tasks) < 0.3), wl.instances)
-        a, b = fast._job_ratio(View), Reference._job_ratio(slow, View)
-        assert np.array_equal(a, b, equal_nan=True)
-        st_fast = TickState.__new__(TickState)
-        st_fast.ratio = a
-        st_fast._ratio_source = (fast, View)
-        assert st_fast.ratio_rows == a.tolist()
+    assert np.array_equal(fast.rating.score, ref.rating.score)
 
 
 @settings(max_examples=40, deadline=None)
@@ -570,3 +507,52 @@ def test_expected_usage_is_numpys_product(seed, count):
         ref = stt.ratio[wl.job[t]] * wl.request[t] * count
         got = np.array(policy.expected_usage(stt, t, count))
         assert np.array_equal(got.view(np.int64), ref.view(np.int64))
+
+
+def test_lla_batch_is_algorithm_1_row_by_row():
+    """The NM monitor's batched LLA against Algorithm 1 row by row: equal up to the last bits
+    only. The batch sums each trimmed segment as ``(x * keep).sum() / keep.sum()``, Algorithm
+    1 as ``x[keep].mean()``, and numpy's pairwise sums of those two arrays may round apart
+    (nine values 0.9 and one 0.0 outside the fences, say). The quartiles are numpy's bit for
+    bit (``test_quartiles_are_numpys_percentiles``), and the policy always uses the batch."""
+    from hypothesis.extra.numpy import arrays
+    from schedlab.papers.rose.algorithms import lla as algorithm_1
+
+    rows = st.integers(1, 6).flatmap(lambda n_rows: st.integers(1, 30).flatmap(
+        lambda n: st.tuples(arrays(float, (n_rows, n), elements=st.sampled_from(
+            [0.0, 0.1, 0.25, 0.5, 0.7, 0.9, 1.0, 5.0])), st.integers(1, 7))))
+
+    def close(d, k):
+        got = lla.lla_batch(d, k_seg=k)
+        want = np.array([algorithm_1(r, k_seg=k) for r in d])
+        return bool(np.allclose(got, want, rtol=1e-12, atol=1e-15))
+
+    assert_same_function(close, lambda d, k: True, rows, max_examples=150)
+
+
+def test_scalar_launch_test_is_rule_b():
+    """The NM's scalar launch test (``can_launch``) decides as rule B of
+    ``algorithms.launch_allowed`` on random machine states."""
+    from schedlab.papers.rose.algorithms import launch_allowed
+
+    df, cl = w_rose_1(1, scale=0.1, arrival_span=100.0)
+    wl = Workload.from_frame(df)
+    policy = make_policy("rose", {"rho_max": 0.5, "N_spec_max": 3})
+    policy.reset(cl, wl, np.random.default_rng(0))
+    M, p = cl.n_machines, policy.params
+
+    def fast(seed, m, t):
+        stt = _random_state(policy, np.random.default_rng(seed), M)
+        return policy.can_launch(stt, m, t)
+
+    def reference(seed, m, t):
+        stt = _random_state(policy, np.random.default_rng(seed), M)
+        req = wl.request[t, :NL].tolist()
+        expected = (stt.ratio[wl.job[t], :NL] * wl.request[t, :NL]).tolist()
+        return launch_allowed(stt.used[m, :NL].tolist(), stt.cap[m, :NL].tolist(), expected,
+                              int(stt.spec_n[m]), stt.spec_req[m, :NL].tolist(), req,
+                              theta_launch=p.theta_launch, N_spec_max=p.N_spec_max,
+                              rho_max=p.rho_max)
+
+    inputs = st.tuples(st.integers(0, 10**6), st.integers(0, M - 1), st.integers(0, wl.n_tasks - 1))
+    assert_same_function(fast, reference, inputs, max_examples=150)

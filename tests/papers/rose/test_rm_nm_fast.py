@@ -21,13 +21,12 @@ from schedlab.cluster.spec import FIT_TOLERANCE as EPS
 from schedlab.cluster.spec import R_MEM
 from schedlab.policies import make_policy
 from schedlab.papers.rose import _nm as nm, _rm as rm
-from schedlab.papers.rose._layered import TickState
+from schedlab.papers.rose._tick import TickState
 from schedlab.papers.rose.sparrow import SparrowPolicy
 from schedlab.papers.rose.yarn_opportunistic import YarnOpportunisticPolicy
 from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
-from tests.unit.test_rose_fast_paths import (Recorder, Reference, RoseReference, assert_same_decisions,
-                                             ref_load_levels)
+from tests.papers.rose.test_fast_paths import Reference, RoseReference, ref_load_levels, same_runs, switch
 
 NL = nm.N_LOAD
 
@@ -218,14 +217,13 @@ class PlainB2:
 
 def _use_plain(monkeypatch):
     for name in ("_rm_round", "_grant", "_regular_place"):
-        monkeypatch.setattr(rm.ResourceManagerRound, name, getattr(Plain, name))
+        switch(monkeypatch, rm.ResourceManagerRound, name, getattr(Plain, name))
     for name in ("_protect", "launch", "_timeout"):
-        monkeypatch.setattr(nm.NodeManagerControl, name, getattr(Plain, name))
-    monkeypatch.setattr(nm, "load_levels", ref_load_levels)
-    monkeypatch.setattr(YarnOpportunisticPolicy, "observe", PlainB1.observe)
-    monkeypatch.setattr(YarnOpportunisticPolicy, "_allocation_order",
-                        staticmethod(lambda *a: np.array(heap_allocation(*a), dtype=np.int64)))
-    monkeypatch.setattr(SparrowPolicy, "dispatch", PlainB2.dispatch)
+        switch(monkeypatch, nm.NodeManagerControl, name, getattr(Plain, name))
+    switch(monkeypatch, YarnOpportunisticPolicy, "observe", PlainB1.observe)
+    switch(monkeypatch, YarnOpportunisticPolicy, "_allocation_order",
+           staticmethod(lambda *a: np.array(heap_allocation(*a), dtype=np.int64)))
+    switch(monkeypatch, SparrowPolicy, "dispatch", PlainB2.dispatch)
 
 
 # ------------------------------------------------------------------ whole runs
@@ -255,20 +253,9 @@ def test_every_decision_matches_the_plain_rules(name, scan_ahead, monkeypatch):
     (df, cl), pid, params = _case(name)
     if scan_ahead is not None:      # the vectorised part of the first-fit scan, at once
         monkeypatch.setattr(rm.ResourceManagerRound, "_SCAN_AHEAD", scan_ahead)
-    fast = make_policy(pid, params)
-    fast_log = Recorder(fast)
-    res_fast = schedlab.simulate(df, cl, fast, seed=3)
     _use_plain(monkeypatch)
-    slow = make_policy(pid, params)
-    slow_log = Recorder(slow)
-    res_slow = schedlab.simulate(df, cl, slow, seed=3)
-    assert len(fast_log.decisions) == len(slow_log.decisions) > 50
+    fast, _ = same_runs(pid, params, df, cl, seed=3)
     assert fast.counters["regular_grants"] > 0
-    assert_same_decisions(fast_log, slow_log, res_fast, res_slow)
-    assert fast.counters == slow.counters
-    assert np.array_equal(fast.task_sent, slow.task_sent)
-    assert np.array_equal(fast.task_excluded, slow.task_excluded)
-    assert fast.placement_gap == slow.placement_gap
 
 
 def test_the_runs_reach_the_paths_they_check():

@@ -1,8 +1,5 @@
-"""The ROSE tick's second round of shortcuts against the plain computations.
+"""The ROSE tick's shortcuts against the plain computations.
 
-* ``_job_ratio_rows`` notes the jobs with newly finished instances and makes a job's row
-  only when it is read: rows read at any tick, in any order, against numpy's per-metric
-  bincounts over every task; a hand-set ratio still gives its own rows.
 * ``enqueue_all`` (the AM walk's placements, enqueued together) against ``enqueue`` one by
   one: the same actions, mirrors, counts and placement records.
 * ``eligible_tasks`` cuts the RM's FIFO order of the ready tasks instead of sorting: against
@@ -28,12 +25,11 @@ import schedlab
 from schedlab.cluster.spec import FIT_TOLERANCE as EPS
 from schedlab.policies import make_policy
 from schedlab.papers.rose import _layered as layered
-from schedlab.papers.rose._layered import TickState
+from schedlab.papers.rose._tick import TickState
 from schedlab.papers.rose.policy import RosePolicy
 from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
-from tests.rose.test_layered_fast import ratio_by_bincounts, rose_with_ratios
-from tests.unit.test_rose_fast_paths import Recorder, RoseReference, _random_state, assert_same_decisions
+from tests.papers.rose.test_fast_paths import RoseReference, _random_state, same_runs, switch
 
 NL = 4
 
@@ -47,55 +43,6 @@ def _policy(seed=3, **params):
 
 
 # ------------------------------------------------------------------ ratio rows
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6), nonfinite=st.booleans())
-def test_ratio_rows_read_at_any_tick_match_bincounts(seed, nonfinite):
-    rng = np.random.default_rng(seed)
-    policy, wl = rose_with_ratios(seed, nonfinite, rng)
-
-    class View:
-        completed = np.zeros(wl.n_tasks, dtype=np.int64)
-
-    made = 0
-    for step in range(40):
-        add = rng.random(wl.n_tasks) < rng.choice([0.0, 0.02, 0.1])
-        if step % 7 == 3:     # a job's last task finishes before its earlier ones
-            add[[ts[-1] for ts in policy._tasks_of_job if len(ts) > 1]] = True
-        View.completed = View.completed + add
-        rows = policy._job_ratio_rows(View)
-        made += len(policy._ratio_pending)
-        ref = ratio_by_bincounts(policy, View.completed)
-        # some rows now (jobs left unread carry their changes to a later tick)
-        for j in rng.choice(wl.n_jobs, size=int(rng.integers(0, 6)), replace=False).tolist():
-            assert np.array(rows[j]).tobytes() == ref[j].tobytes(), f"step {step}, job {j}"
-        if step % 5 == 4:     # the whole array between lazy reads
-            assert policy._job_ratio(View).tobytes() == ref.tobytes()
-    ref = ratio_by_bincounts(policy, View.completed)
-    rows = policy._job_ratio_rows(View)
-    assert np.array([rows[j] for j in range(wl.n_jobs)]).tobytes() == ref.tobytes()
-    assert made > 0
-
-
-def test_a_hand_set_ratio_gives_its_own_rows():
-    policy = _policy()
-    rng = np.random.default_rng(1)
-    w = policy.workload
-    state = TickState.__new__(TickState)
-    for _ in range(3):
-        state.ratio = rng.uniform(0.2, 1.7, (w.n_jobs, w.request.shape[1]))
-        assert state.ratio_rows == state.ratio.tolist()
-
-    class View:
-        completed = np.zeros(w.n_tasks, dtype=np.int64)
-
-    View.completed[rng.choice(w.n_tasks, size=20, replace=False)] = 1
-    ticked = TickState.__new__(TickState)
-    ticked._ratio_source = (policy, View)
-    rows = ticked.ratio_rows
-    assert rows is ticked.ratio_rows                 # read once per tick
-    assert np.array([rows[j] for j in range(w.n_jobs)]).tobytes() == ticked.ratio.tobytes()
-
-
 # ------------------------------------------------------------------ enqueue_all
 def _enqueue_state(policy, rng, indexed):
     M = policy.cluster.n_machines
@@ -192,23 +139,11 @@ def test_walk_over_interleaved_jobs_matches_the_plain_walk(params, monkeypatch):
     df, cl = w_rose_1(4, scale=0.1, arrival_span=60.0)
     monkeypatch.setattr(layered.LayeredPolicy, "eligible_tasks",
                         interleaved(layered.LayeredPolicy.eligible_tasks))
-    fast = make_policy("rose", params)
-    fast_log = Recorder(fast)
-    res_fast = schedlab.simulate(df, cl, fast, seed=5)
-    monkeypatch.setattr(RosePolicy, "_walk", RoseReference._walk)
-    slow = make_policy("rose", params)
-    slow_log = Recorder(slow)
-    res_slow = schedlab.simulate(df, cl, slow, seed=5)
+    switch(monkeypatch, RosePolicy, "_walk", RoseReference._walk)
+    fast, _ = same_runs("rose", params, df, cl, seed=5, min_decisions=20)
     assert fast.counters["spec_requests"] > 20
     assert fast.counters["spec_rejected_queue_full"] + fast.counters["spec_rejected_overloaded"] > 0
     assert fast._blocked_until                      # some job was passed by
-    assert len(fast_log.decisions) == len(slow_log.decisions)
-    assert_same_decisions(fast_log, slow_log, res_fast, res_slow)
-    assert fast.counters == slow.counters
-    assert fast.task_sent.tolist() == slow.task_sent.tolist()
-    assert fast.task_excluded.tolist() == slow.task_excluded.tolist()
-    assert fast.placement_gap == slow.placement_gap
-    assert fast.placement_view_gap == slow.placement_view_gap
 
 
 # ------------------------------------------------------------------ TBAMR job ends

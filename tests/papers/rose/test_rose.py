@@ -8,11 +8,12 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import homogeneous_cluster
-from schedlab.papers.rose._layered import TickState
-from schedlab.papers.rose._lla import lla, lla_batch, outlier_trimmed_mean
-from schedlab.papers.rose._mmf import mmf
-from schedlab.papers.rose._tbamr import MachineRating, job_penalty, tbamr_scores
-from schedlab.policies.base import Dequeue, Place, Preempt
+from schedlab.papers.rose._tick import TickState
+from schedlab.papers.rose._lla_batch import lla_batch
+from schedlab.papers.rose.algorithms import eliminate_outlier_mean as outlier_trimmed_mean, lla
+from schedlab.papers.rose.algorithms import mmf
+from schedlab.papers.rose.algorithms import MachineRating, job_penalty, tbamr as tbamr_scores
+from schedlab.cluster.actions import Dequeue, Place, Preempt
 from schedlab.papers.rose.policy import RosePolicy
 from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
