@@ -18,11 +18,11 @@ from rich.console import Console
 from rich.table import Table
 
 from schedlab.cli import analysis_cmd, trace_cmd, validate_cmd
-from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_STRICT, console, err_console, fail,
-                                  interrupted, policy_params)
+from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_STRICT, VERBOSE, console, err_console,
+                                  escape, fail, interrupted, policy_params)
 from schedlab.cli._progress import sim_progress
 from schedlab.config import RunConfig
-from schedlab.errors import InputError
+from schedlab.errors import InputError, SchedlabError
 from schedlab.inputs import resolve_run
 from schedlab._version import __version__
 from schedlab.policies.registry import describe_policies, policy_class, policy_parameters
@@ -49,8 +49,11 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+                                       help="Print the version and exit."),
+          verbose: bool = typer.Option(False, "--verbose", "-v",
+                                       help="Print the full traceback of an error.")) -> None:
     """schedlab: trace-driven simulation of cluster resource scheduling."""
+    VERBOSE["on"] = verbose
 
 
 def _load_config(path: Optional[Path]) -> dict[str, Any]:
@@ -108,7 +111,7 @@ def run(
     try:
         res = _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_format,
                    lenient, progress, overwrite)
-    except InputError as exc:
+    except SchedlabError as exc:
         fail(exc)
     except KeyboardInterrupt:
         interrupted(f"nothing was written to {out} (a single run is not resumable).")
@@ -140,25 +143,25 @@ def _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_f
                              trace_format=trace_format, lenient=lenient,
                              policy_source=str(config) if config else None)
     w, c, pol = inputs.workload, inputs.cluster, inputs.policy
-    console.print(f"[bold]workload[/] {workload}: {w.n_jobs:,} jobs, {w.n_tasks:,} tasks, "
+    console.print(f"[bold]workload[/] {escape(str(workload))}: {w.n_jobs:,} jobs, {w.n_tasks:,} tasks, "
                   f"{w.n_instances:,} instances")
-    console.print(f"[bold]cluster[/]  {c.name}: {c.describe()}")
-    console.print(f"[bold]policy[/]   {pol.name} {pol.describe_params()}  seed={seed}")
+    console.print(f"[bold]cluster[/]  {escape(str(c.name))}: {c.describe()}")
+    console.print(f"[bold]policy[/]   {escape(f'{pol.name} {pol.describe_params()}')}  seed={seed}")
     with sim_progress(w, enabled=show_progress, console=console) as cb:
         res = run_resolved(inputs, progress=cb)
     res.save(out)
     print_summary(res.summary, console)
     print_warnings(res.warnings)
-    console.print(f"wrote {out}/summary.json, tasks.parquet, jobs.parquet "
+    console.print(f"wrote {escape(str(out))}/summary.json, tasks.parquet, jobs.parquet "
                   f"({res.wall_seconds:.2f} s wall)")
     return res
 
 
 def print_warnings(warnings: list[dict[str, Any]]) -> None:
     for wr in warnings:
-        err_console.print(f"[yellow]warning:[/] {wr['message']}", soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {escape(str(wr['message']))}", soft_wrap=True)
         for r in wr.get("top_rejections", [])[:3]:
-            err_console.print(f"  {r['count']:,} × {r['status']}: {r['reason']}", soft_wrap=True)
+            err_console.print(escape(f"  {r['count']:,} × {r['status']}: {r['reason']}"), soft_wrap=True)
     if warnings:
         err_console.print("  (recorded under \"warnings\" in summary.json; rejections.csv lists them; "
                           "--strict makes this an error)", soft_wrap=True)
@@ -199,7 +202,7 @@ def policies(policy_id: Optional[str] = typer.Argument(
         cls = policy_class(policy_id)
     except InputError as exc:
         fail(exc)
-    console.print(f"[bold]{policy_id}[/]: {cls.description or cls.__doc__ or ''}".strip())
+    console.print(f"[bold]{escape(policy_id)}[/]: {escape(cls.description or cls.__doc__ or '')}".strip())
     rows = policy_parameters(cls)
     if not rows:
         console.print("no parameters")
@@ -231,16 +234,16 @@ def _reproduce(paper: str, seeds: int, out: Path, quick: bool) -> bool:
     check_output_dir(out, overwrite=True)   # a file or an unwritable folder: an error now
     out.mkdir(parents=True, exist_ok=True)   # as `reproduce all` does for each paper
     console.print(f"running the {paper.upper()} reproduction ({'quick' if quick else 'full'} "
-                  f"scale, {seeds} acceptance seeds); results go to {out}")
+                  f"scale, {seeds} acceptance seeds); results go to {escape(str(out))}")
     res = mod.reproduce(seeds=seeds, out=out, quick=quick)
     print_acceptance(res.checks, f"{paper.upper()} acceptance checks", console)
     cmd = f"schedlab reproduce {paper} --seeds {seeds} --out {out}" + (" --quick" if quick else "")
     files = write_outputs(res, out, command=cmd)
-    console.print(f"wrote {', '.join(f.name for f in files)} to {out} ({res.wall_seconds:.0f} s)")
+    console.print(escape(f"wrote {', '.join(f.name for f in files)} to {out} ({res.wall_seconds:.0f} s)"))
     n_fail = sum(not c.passed for c in res.checks)
     if n_fail:
         console.print(f"{n_fail} of {len(res.checks)} checks FAIL: exit code {EXIT_FAILED}; "
-                      f"the evidence is in {out}/report.html")
+                      f"the evidence is in {escape(str(out))}/report.html")
     return res.all_passed
 
 
@@ -250,7 +253,7 @@ def _make_reproduce_command(paper: str) -> None:
             quick: bool = typer.Option(False, "--quick", help="Reduced scale, for CI; never acceptance.")) -> None:
         try:
             ok = _reproduce(paper, seeds, out, quick)
-        except InputError as exc:
+        except SchedlabError as exc:
             fail(exc)
         except KeyboardInterrupt:
             interrupted(f"the runs finished so far are kept in {out}/runs; run the same command "
@@ -274,17 +277,17 @@ def _make_calibrate_command(paper: str) -> None:
             out.mkdir(parents=True, exist_ok=True)
             console.print(f"calibrating the {paper.upper()} workloads on the baseline, "
                           "calibration seeds 1000-1004; the search is recorded in "
-                          f"{out}/calibration_search.csv")
+                          f"{escape(str(out))}/calibration_search.csv")
             cal = mod.calibrate(out=out, quick=quick)
-        except InputError as exc:
+        except SchedlabError as exc:
             fail(exc)
         except KeyboardInterrupt:
             interrupted(f"the runs finished so far are kept in {out}/runs; run again to resume.")
         cal.search.to_csv(out / "calibration_search.csv", index=False)
         save_calibration(cal, out / f"{paper}.json")
-        console.print(f"knobs: {cal.knobs}")
+        console.print(escape(f"knobs: {cal.knobs}"))
         if save:
-            console.print(f"stored in {save_calibration(cal)}")
+            console.print(escape(f"stored in {save_calibration(cal)}"))
     cmd.__doc__ = (f"Search the {paper.upper()} workload knobs so that the baseline matches the "
                    "paper's published baseline, on the calibration seeds.")
     calibrate_app.command(name=paper, epilog=EXIT_CODES_HELP)(cmd)
@@ -309,9 +312,11 @@ analysis_cmd.register(app, reproduce_app)
 def main() -> None:
     try:
         app()
-    except InputError as exc:  # safety net for errors raised outside commands
-        err_console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
-        sys.exit(2)
+    except SchedlabError as exc:  # safety net for errors raised outside commands
+        try:
+            fail(exc)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)
 
 
 if __name__ == "__main__":

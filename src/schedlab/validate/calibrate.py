@@ -1,0 +1,74 @@
+"""The recorded calibration search: the Borg-like policy's free parameters, fitted on the
+calibration window only.
+
+The grid is small on purpose (each point is a whole-window simulation). The loss adds the
+figures the aims name, each already a fraction: the KS distance of the waits (all bands and
+production), the MAPE of requested CPU in use (all bands), and a quarter of
+``|log2(simulated / recorded evictions)|`` (all bands; a factor of 2 costs 0.25).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pandas as pd
+
+from schedlab.validate.metrics import compare_outcome
+from schedlab.validate.replay import SimOutcome, run_replay
+from schedlab.validate.windows import Replay
+
+__all__ = ["DEFAULT_GRID", "Calibration", "calibrate", "loss"]
+
+#: placement score x CPU over-commit of non-production work x seconds between passes
+DEFAULT_GRID: dict[str, list[Any]] = {"placement": ["best-fit", "worst-fit", "mix"],
+                                      "overcommit": [1.0], "interval": [2.0]}
+
+
+@dataclass
+class Calibration:
+    params: dict[str, Any]
+    search: pd.DataFrame
+    outcome: SimOutcome          # the chosen point's run on the calibration window
+
+
+def _get(rows: pd.DataFrame, band: str, metric: str) -> pd.Series:
+    return rows[(rows["band"] == band) & (rows["metric"] == metric)].iloc[0]
+
+
+def loss(rows: pd.DataFrame) -> float:
+    """The calibration loss of one run's comparison rows (lower is better)."""
+    ev = _get(rows, "all", "evictions")
+    ratio = (ev["simulated"] + 1.0) / (ev["recorded"] + 1.0)
+    parts = [_get(rows, "all", "wait_ks")["error"], _get(rows, "all", "cpu_in_use")["error"],
+             0.25 * abs(math.log2(ratio))]
+    if ((rows["band"] == "production") & (rows["metric"] == "wait_ks")).any():
+        parts.append(_get(rows, "production", "wait_ks")["error"])
+    return float(sum(p for p in parts if math.isfinite(p)))
+
+
+def calibrate(replay: Replay, *, grid: dict[str, list[Any]] | None = None, seed: int = 0,
+              progress: Callable[[str], None] | None = None) -> Calibration:
+    """Run every grid point on ``replay`` (the calibration window) and keep the best."""
+    grid = grid or DEFAULT_GRID
+    names = list(grid)
+    records, best = [], None
+    for values in itertools.product(*(grid[n] for n in names)):
+        params = dict(zip(names, values))
+        out = run_replay(replay, "borg", params, seed=seed)
+        rows, _ = compare_outcome(replay, out, window="calibration", n_boot=0)
+        score = loss(rows)
+        rec = {**params, "loss": score, "wall_seconds": out.wall_seconds}
+        for band, metric in (("all", "wait_ks"), ("production", "wait_ks"),
+                             ("all", "cpu_in_use"), ("all", "evictions")):
+            hit = rows[(rows["band"] == band) & (rows["metric"] == metric)]
+            rec[f"{band}_{metric}"] = float(hit["error"].iloc[0]) if len(hit) else float("nan")
+        records.append(rec)
+        if progress:
+            progress(f"calibration {params}: loss {score:.4f} ({out.wall_seconds:.0f} s)")
+        if best is None or score < best[0]:
+            best = (score, params, out)
+    search = pd.DataFrame(records)
+    search["chosen"] = [r["loss"] == best[0] for r in records]
+    return Calibration(best[1], search, best[2])

@@ -1,0 +1,164 @@
+"""``validation.csv``, ``calibration_search.csv`` and the self-contained ``validation.html``."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from schedlab.policies.borg import BANDS
+from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
+from schedlab.reports.plots import figure_png
+
+__all__ = ["write_outputs", "aims", "verdicts"]
+
+
+def _row(rows: pd.DataFrame, window: str, policy: str, band: str, metric: str):
+    hit = rows[(rows["window"] == window) & (rows["policy"] == policy) & (rows["band"] == band)
+               & (rows["metric"] == metric)]
+    return hit.iloc[0] if len(hit) else None
+
+
+def aims(rows: pd.DataFrame, window: str = "validation", policy: str = "borg") -> pd.DataFrame:
+    """The issue's four aims, measured: met or missed, with the figure and its CI."""
+    out = []
+
+    def add(aim, r, value, ok):
+        out.append({"aim": aim, "measured": value,
+                    "ci_low": r["ci_low"] if r is not None else math.nan,
+                    "ci_high": r["ci_high"] if r is not None else math.nan,
+                    "met": "met" if ok else "missed"})
+    r = _row(rows, window, policy, "production", "wait_median")
+    if r is not None:
+        add("production median wait within 25% (relative error)", r, r["error"],
+            abs(r["error"]) <= 0.25)
+    r = _row(rows, window, policy, "production", "wait_ks")
+    if r is not None:
+        add("production wait KS <= 0.2", r, r["error"], r["error"] <= 0.2)
+    r = _row(rows, window, policy, "all", "cpu_in_use")
+    if r is not None:
+        add("requested CPU in use, MAPE <= 10%", r, r["error"], r["error"] <= 0.10)
+    for band in BANDS:
+        r = _row(rows, window, policy, band, "evictions")
+        if r is not None:
+            ratio = (r["simulated"] / r["recorded"]) if r["recorded"] else math.nan
+            ok = r["recorded"] > 0 and 0.5 <= ratio <= 2.0 if r["recorded"] else r["simulated"] == 0
+            add(f"{band} evictions within a factor of 2 (simulated / recorded)", None, ratio, ok)
+    return pd.DataFrame(out)
+
+
+def verdicts(rows: pd.DataFrame, window: str = "validation", policy: str = "borg") -> list[str]:
+    """Plain sentences: where the simulator is close and where it is not, and why when the
+    mechanism was measured."""
+    say = []
+    for band in BANDS:
+        m, ks = (_row(rows, window, policy, band, x) for x in ("wait_median", "wait_ks"))
+        if m is None:
+            continue
+        say.append(f"{band}: median wait recorded {m['recorded']:.3g} s, simulated "
+                   f"{m['simulated']:.3g} s (relative error {m['error']:+.0%}); KS distance "
+                   f"{ks['error']:.3f} [{ks['ci_low']:.3f}, {ks['ci_high']:.3f}].")
+        p99 = _row(rows, window, policy, band, "wait_p99")
+        if p99 is not None and p99["simulated"] < 0.5 * p99["recorded"]:
+            say.append(f"{band}: the recorded wait tail (p99 {p99['recorded']:.0f} s) is far "
+                       f"longer than the simulated one ({p99['simulated']:.0f} s). The replay "
+                       "places by requests only: placement constraints, which the excerpt does "
+                       "not describe, and Borg's own scheduling latency are not in it.")
+        ev = _row(rows, window, policy, band, "evictions")
+        if ev is not None and ev["recorded"] > 2 * max(ev["simulated"], 1):
+            say.append(f"{band}: {ev['recorded']:.0f} evictions recorded, {ev['simulated']:.0f} "
+                       "simulated. In the simulation a task is evicted only by a production "
+                       "task that needs its room or by a machine that leaves; the record also "
+                       "evicts for usage (resource reclamation, machine overload), which a "
+                       "replay by requests cannot see.")
+    cpu = _row(rows, window, policy, "all", "cpu_in_use")
+    if cpu is not None:
+        say.append(f"requested CPU in use: recorded mean {cpu['recorded']:.1f}, simulated "
+                   f"{cpu['simulated']:.1f} (machine capacity units); MAPE {cpu['error']:.1%} "
+                   f"[{cpu['ci_low']:.1%}, {cpu['ci_high']:.1%}].")
+    return say
+
+
+def _cdf_figure(result, window: str, policies: list[str]):
+    from schedlab.reports.plots import _plt
+    plt = _plt()
+    rep = result.replays[window]
+    tasks = rep.tasks
+    fig, axes = plt.subplots(1, len(BANDS), figsize=(12, 3.2))
+    for ax, (b, band) in zip(axes, enumerate(BANDS)):
+        sel = (tasks["band"].to_numpy() == b) & (tasks["kind"].to_numpy() == "window")
+        rec = tasks["rec_wait"].to_numpy()[sel]
+        curves = [("recorded", rec)] + [(p, result.waits[(window, p)][sel]) for p in policies]
+        for label, x in curves:
+            x = np.sort(x[np.isfinite(x)])
+            if len(x):
+                ax.step(np.maximum(x, 1e-2), np.arange(1, len(x) + 1) / len(x), where="post",
+                        label=label, lw=2 if label == "recorded" else 1.2)
+        ax.set_xscale("log")
+        ax.set_title(f"{band}: wait SUBMIT -> first start")
+        ax.set_xlabel("seconds (0 shown at 0.01)")
+    axes[0].set_ylabel("share of tasks")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _series_figure(result, window: str, policies: list[str]):
+    from schedlab.reports.plots import _plt
+    plt = _plt()
+    names = ["requested CPU in use", "requested memory in use", "running tasks"]
+    fig, axes = plt.subplots(3, 1, figsize=(12, 7.5), sharex=True)
+    first = result.series[(window, policies[0])]["all"]
+    mid = (first.edges[:-1] + first.edges[1:]) / 2 / 3600
+    for k, ax in enumerate(axes):
+        ax.plot(mid, first.recorded[:, k], lw=2, label="recorded", color="black")
+        for p in policies:
+            ax.plot(mid, result.series[(window, p)]["all"].simulated[:, k], lw=1.2, label=p)
+        ax.set_ylabel(names[k], fontsize=8)
+    axes[0].legend(fontsize=8)
+    axes[-1].set_xlabel("hours since the trace window start (5-minute bins)")
+    fig.tight_layout()
+    return fig
+
+
+def write_outputs(result, out: Path, *, command: str) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    rows = result.rows
+    files = [out / "validation.csv", out / "calibration_search.csv", out / "validation.html"]
+    rows.to_csv(files[0], index=False)
+    result.calibration.search.to_csv(files[1], index=False)
+    policies = list(dict.fromkeys(rows["policy"]))
+    head = Section("headline", "How close is the simulator?")
+    head.add(table_html(aims(rows)))
+    for s in verdicts(rows):
+        head.add(paragraph(s))
+    notes = [n for r in result.replays.values() for n in r.notes]
+    for n in notes:
+        head.add(paragraph(n, cls="note"))
+    cdfs = Section("waits", "Wait distributions, recorded and simulated")
+    plots = Section("series", "Requested resources and running tasks over time")
+    for window in ("validation", "calibration"):
+        rep = result.replays[window]
+        cdfs.add(image_html(figure_png(_cdf_figure(result, window, policies)),
+                            f"{window} window ({rep.window.label}): recorded and simulated CDFs"))
+        plots.add(image_html(figure_png(_series_figure(result, window, policies)),
+                             f"{window} window ({rep.window.label}), all bands, shared axes"))
+    table = Section("table", "Every figure (validation.csv)")
+    table.add(paragraph("error: KS distance for wait_ks, MAPE for the series, Pearson r for "
+                        "*_corr rows, relative error otherwise; CIs are paired bootstrap 95% "
+                        "intervals of the error."))
+    table.add(table_html(rows.round(4)))
+    search = Section("calibration", "Calibration search (calibration window only)")
+    search.add(paragraph(f"chosen: {result.calibration.params}"))
+    search.add(table_html(result.calibration.search.round(4)))
+    timing = Section("time", "Where the time went")
+    timing.add(table_html(pd.DataFrame([{"step": k, "seconds": round(v, 1)}
+                                        for k, v in result.timings.items()])))
+    meta = {"command": command,
+            "calibration window": result.replays["calibration"].window.text,
+            "validation window": result.replays["validation"].window.text}
+    write_html(files[2], "schedlab validate google-2011",
+               [head, cdfs, plots, table, search, timing], meta=meta,
+               subtitle="the simulator against what the Borg cell did")
+    return files
