@@ -25,9 +25,15 @@ def _run(kind, seed, policy):
 def test_stored_calibration_has_both_kinds_and_its_search():
     cal = load_calibration("dress")
     assert cal is not None and set(cal.knobs) == set(KINDS)
+    pairs = cal.search[cal.search["workload"] == "pair"]
+    best = pairs[pairs["chosen"].astype(bool)]
+    assert len(best) == 1                                    # the choice rule's pair
     for kind in KINDS:
-        rows = cal.search[(cal.search["workload"] == kind) & cal.search["chosen"]]
-        assert len(rows) >= 1 and rows["within"].all()      # the chosen point met ±20%
+        rows = cal.search[(cal.search["workload"] == kind) & cal.search["chosen"].astype(bool)]
+        assert len(rows) == 1
+        assert cal.knobs[kind]["duration_scale"] == rows["duration_scale"].iloc[0]
+        if bool(best["pairs_admissible"].iloc[0]):
+            assert rows["admissible"].astype(bool).all()    # ±20% bands and wait order
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -1,9 +1,15 @@
-"""The reproduction end to end (quick mode: 2 seeds, 3 congestion levels). Slow: -m slow."""
+"""The reproduction end to end (quick mode: 2 seeds, 3 congestion levels; and the full run
+against the archive in src/schedlab/data/expected/dress/). Slow: -m slow."""
+from importlib import resources
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from schedlab.papers.dress.reproduce import CAL_TOL, reproduce
 from schedlab.reproduce.report import write_outputs
+
+ARCHIVE = Path(str(resources.files("schedlab"))) / "data" / "expected" / "dress"
 
 
 @pytest.mark.slow
@@ -13,7 +19,15 @@ def test_reproduce_quick_writes_every_output(tmp_path):
     assert [c.id for c in res.checks] == [f"S{i}" for i in range(1, 10)]
     by = {c.id: c for c in res.checks}
     assert by["S7"].passed and by["S8"].passed
+    assert {c.id: c.kind for c in res.checks} == {**{f"S{i}": "claim" for i in (1, 2, 3, 4, 5, 6, 9)},
+                                                  "S7": "unit", "S8": "unit"}
     write_outputs(res, tmp_path)
+    acc = pd.read_csv(tmp_path / "acceptance.csv")
+    if (ARCHIVE / "acceptance.csv").exists():
+        arch = pd.read_csv(ARCHIVE / "acceptance.csv")
+        assert list(acc.columns) == list(arch.columns)
+        assert list(acc["id"]) == list(arch["id"]) and list(acc["kind"]) == list(arch["kind"])
+    assert (tmp_path / "REPORT.md").exists()
     for name in ("acceptance.csv", "calibration.csv", "calibration_search.csv",
                  "regime_map_mixed.csv", "regime_map_mixed.png", "variants.csv", "report.html",
                  "table2.csv", "fig6_7_spark_jobs.csv", "fig8_9_mr_jobs.csv",
@@ -29,3 +43,14 @@ def test_reproduce_quick_writes_every_output(tmp_path):
     assert w.is_monotonic_increasing
     variants = pd.read_csv(tmp_path / "variants.csv")
     assert set(variants["check"]) == {"S1", "S2", "S5"} and variants["variant"].nunique() == 2
+
+
+@pytest.mark.slow
+def test_full_run_verdicts_equal_the_archive(tmp_path):
+    """A full run (seeds 0-4, full scale; about 80 s on 2 quiet cores) gives the archived
+    verdicts."""
+    if not (ARCHIVE / "acceptance.csv").exists():
+        pytest.skip("no archived full run")
+    res = reproduce(seeds=5, out=tmp_path)
+    arch = pd.read_csv(ARCHIVE / "acceptance.csv")
+    assert {c.id: c.verdict for c in res.checks} == dict(zip(arch["id"], arch["verdict"]))

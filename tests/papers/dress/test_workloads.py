@@ -96,3 +96,13 @@ def test_mixed_inherits_each_kinds_scales():
     ratio = (scaled["duration"] / base["duration"]).groupby(base["kind"]).agg(["min", "max"])
     assert ratio.loc["spark"].tolist() == pytest.approx([2.0, 2.0])
     assert ratio.loc["mr"].tolist() == pytest.approx([0.5, 0.5])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 1000])
+def test_mixed_10_percent_small_jobs_are_the_papers_jobs_6_and_8(seed):
+    # The paper's 10% setting has small Jobs 6 and 8 (C1 targets); the larger shares keep
+    # them small and add other positions.
+    for sh in (0.1, 0.2, 0.4):
+        small = small_job_ids(mixed_workload(seed, small_share=sh))
+        assert {"J06", "J08"} <= small
+    assert small_job_ids(mixed_workload(seed, small_share=0.1)) == {"J06", "J08"}

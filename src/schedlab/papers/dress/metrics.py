@@ -59,6 +59,17 @@ def compare_runs(base: pd.DataFrame, dress: pd.DataFrame) -> dict[str, float]:
     rel = d["jct"] / b["jct"] - 1.0
     worse = large & (d["jct"] > b["jct"] + 1e-9)
     out = {f"{k}_change": sd[k] / sb[k] - 1.0 if sb[k] else float("nan") for k in sb}
+    # the paired per-seed values themselves (b_: baseline, t_: DRESS), for the seed protocol
+    out.update({f"b_{k}": sb[k] for k in sb})
+    out.update({f"t_{k}": sd[k] for k in sd})
+    out.update({"b_small_jct": float(b.loc[small, "jct"].mean()) if small.any() else float("nan"),
+                "t_small_jct": float(d.loc[small, "jct"].mean()) if small.any() else float("nan"),
+                "b_small_wait": float(b.loc[small, "wait"].mean()) if small.any() else float("nan"),
+                "t_small_wait": float(d.loc[small, "wait"].mean()) if small.any() else float("nan"),
+                "b_small_run": float((b.loc[small, "jct"] - b.loc[small, "wait"]).mean())
+                if small.any() else float("nan"),
+                "b_worse_jct_sum": float(b.loc[worse, "jct"].sum()),
+                "t_worse_jct_sum": float(d.loc[worse, "jct"].sum())})
     out.update({
         "small_jct_change": float(d.loc[small, "jct"].mean() / b.loc[small, "jct"].mean() - 1.0)
         if small.any() else float("nan"),
