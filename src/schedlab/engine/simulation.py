@@ -38,7 +38,9 @@ from schedlab.engine.collector import young_objects_only
 from schedlab.engine.config import EngineConfig
 from schedlab.engine.records import FINAL_NAMES, OUT_KILLED, OUTCOMES, RunRecords
 from schedlab.engine.state import ClusterState, QueueEntry
-from schedlab.errors import InputError
+from schedlab.engine.limits import (check_limits, describe_trigger, policy_call, run_limits,
+                                    stalled_clock)
+from schedlab.errors import InputError, PolicyError, SchedlabError
 from schedlab.workload.job import Workload
 
 if TYPE_CHECKING:
@@ -77,7 +79,9 @@ class Simulation:
         self.records = RunRecords.for_run(workload.n_tasks, workload.n_instances,
                                           workload.n_jobs, cluster.n_machines)
         self.state = ClusterState(workload, cluster, self.config, self.events, self.records)
-        self.applier = ActionApplier(self.state, self.records,
+        self._policy_name = getattr(policy, "name", "") or type(policy).__name__
+        self._label = f"policy {self._policy_name!r}"
+        self.applier = ActionApplier(self.state, self.records, source=self._label,
                                      oversubscribes=bool(policy.oversubscribes))
         self._arrivals_left = 0
         self._idle_rounds = 0
@@ -86,17 +90,20 @@ class Simulation:
         self.view = ClusterView(self.state)
         self._schedule_initial()
         rng = np.random.default_rng(np.random.SeedSequence(seed))
-        policy.reset(cluster, workload, rng)
-        self._timer_names = list(policy.timers().items())
+        with policy_call(self, "reset"):
+            policy.reset(cluster, workload, rng)
+        with policy_call(self, "timers"):
+            self._timer_names = list(policy.timers().items())
         # a tick-only policy is asked only when a timer fires (or on a heartbeat); what
         # happens in between gathers in state.changes (see Policy.tick_only)
         self._tick_only = bool(getattr(policy, "tick_only", False)) and bool(self._timer_names)
         self._news_mark = (0, 0, 0, 0)
         for k, (name, period) in enumerate(self._timer_names):
-            if period <= 0:
-                msg = f"policy timer {name!r} has period {period}; it must be > 0"
-                raise ValueError(msg)
+            if not (isinstance(period, (int, float)) and 0 < period < math.inf):
+                raise InputError(f"{self._label}: timer {name!r} has period {period!r}",
+                                 expected="a finite number of seconds > 0")
             self.events.push(self.first_submit + period, ev.TIMER, k)
+        self._time_limit, self._memory_limit = run_limits(self)
 
     def _schedule_initial(self) -> None:
         w = self.w
@@ -311,7 +318,8 @@ class Simulation:
         """Ask the policy for victims on machine ``m``, then kill by the default rule until
         memory fits."""
         st = self.state
-        actions = self.policy.on_memory_pressure(self.view, m)
+        with policy_call(self, f"on_memory_pressure (machine {m})"):
+            actions = self.policy.on_memory_pressure(self.view, m)
         if actions:
             self.applier.apply(actions)
         killed = 0
@@ -387,7 +395,13 @@ class Simulation:
         st.heartbeat_machine = trig.heartbeat
         self.view._trigger = trig
         self.records.counters["decisions"] += 1
-        actions = self.policy.decide(self.view)
+        try:
+            actions = self.policy.decide(self.view)
+        except SchedlabError:
+            raise
+        except Exception as exc:        # the policy's own bug: named, with its line
+            raise PolicyError.wrap(exc, self._policy_name,
+                                   f"decide ({describe_trigger(trig)})", st.now) from exc
         applied = self.applier.apply(actions) if actions else 0
         if st.dirty:
             self._settle()
@@ -420,12 +434,16 @@ class Simulation:
         st.changes.timers.append(name)
         if self._arrivals_left or st.groups.n_alive or st.pending_total or st.queued_total:
             # self.live; self.events.push(now + period, TIMER, k), inline
+            if st.now + period == st.now:
+                raise stalled_clock(self, f"timer {name!r}", period)
             heapq.heappush(self.events._heap, (st.now + period, _PRIO_TIMER,
                                                next(self.events._seq), ev.TIMER, k, 0))
 
     def _on_heartbeat(self, m: int) -> None:
         if self.live:
             self.state.changes.heartbeat = m
+            if self.now + self.config.heartbeat_interval == self.now:
+                raise stalled_clock(self, "the heartbeat", self.config.heartbeat_interval)
             self.events.push(self.now + self.config.heartbeat_interval, ev.HEARTBEAT, m)
 
     def _on_sample(self) -> None:
@@ -441,6 +459,7 @@ class Simulation:
             recs.samples_used.append((st.used[:, :R_SLOTS] / cap).astype(np.float32))
             recs.samples_alloc.append((st.allocated[:, :R_SLOTS] / cap).astype(np.float32))
         recs.samples_t.append(st.now)
+        check_limits(self)
         if self.live:
             self.events.push(st.now + self.sample_interval, ev.SAMPLE)
 

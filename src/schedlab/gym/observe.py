@@ -1,0 +1,446 @@
+"""What an agent sees at a decision point, and what its picks become.
+
+The environment (:mod:`schedlab.gym.env`) and :func:`schedlab.gym.as_policy` both go
+through this module, so an agent sees in evaluation exactly what it saw in training.
+
+A *round* is one decision point: the engine would ask a policy to decide. The agent picks
+one of the K visible waiting tasks, again and again, until it says "no more now" or no
+visible task fits; each pick places every waiting instance of the task that fits, machine
+by machine in the order of the placement rule, on a private copy of the free capacity.
+The round's actions are then handed to the engine in one batch, as a policy's decision
+would be.
+
+With ``queue_view="fitting"`` (default) the visible tasks are the K oldest waiting tasks
+(in order of readiness, as FIFO serves them) that fit on some machine now, and with
+``placement="first-fit"`` the placement is FIFO's, exactly (same fit test with
+``FIT_TOLERANCE``, same machine order, same arithmetic on the free capacity): an agent
+that always picks slot 0 reproduces ``fifo``'s schedule. With ``queue_view="oldest"`` the
+visible tasks are the K oldest waiting tasks, fitting or not, and the mask tells which fit.
+
+Observation (a dict of float32 arrays; ``K = slots``, ``M`` machines):
+
+``tasks`` (K, 8), one row per visible task in order of readiness, zeros for empty slots:
+    0. ``cpu``: cpu request per instance, as a fraction of the largest machine's cpu;
+    1. ``mem``: the same for memory;
+    2. ``instances``: instances still waiting (after this round's picks);
+    3. ``duration``: seconds at nominal speed (the workload's duration; 0 with
+       ``durations="hidden"``);
+    4. ``wait``: seconds since the task became ready;
+    5. ``job_remaining_work``: the job's instances not yet completed, as
+       duration × cpu fraction summed (machine-seconds of the largest machine's cpu;
+       0 with ``durations="hidden"``);
+    6. ``priority``: the workload's priority (higher is more important);
+    7. ``dag_depth``: the task's level in its job's DAG (0: no parents).
+``machines``: the free capacity, ``(M, 2)`` fractions of each machine's cpu and memory
+    (``machine_view="free"``), or ``(2, B)`` histograms of those fractions over ``B``
+    equal bins of [0, 1], as shares of machines (``"histogram"``; ``"auto"`` picks the
+    histogram above 128 machines). A resource with no limit shows 1.
+``queue`` (3,): waiting tasks, waiting instances (both after this round's picks) and jobs
+    in the system (submitted, not finished).
+``time`` (1,): seconds since the first submission.
+``action_mask`` (K + 1,) int8: 1 where the action is allowed. Action ``i < K`` picks slot
+    ``i`` (allowed when the slot holds a task that fits); action ``K`` is "no more now"
+    (allowed unless waiting could change nothing: no work running, none to arrive, no
+    machine to join, no heartbeat ahead).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from schedlab.cluster.actions import Place
+from schedlab.cluster.spec import FIT_TOLERANCE, R_CPU, R_MEM
+from schedlab.policies._phases import machine_order, spread
+from schedlab.policies.base import PolicyParams
+from schedlab.workload.edges import topological_levels
+
+if TYPE_CHECKING:
+    from schedlab.cluster.spec import ClusterSpec
+    from schedlab.cluster.view import ClusterView
+    from schedlab.workload.job import Workload
+
+__all__ = ["HISTOGRAM_ABOVE", "TASK_FEATURES", "ObservationConfig", "Observer", "Round"]
+
+TASK_FEATURES = ("cpu", "mem", "instances", "duration", "wait", "job_remaining_work",
+                 "priority", "dag_depth")
+#: machine_view="auto" shows histograms above this many machines
+HISTOGRAM_ABOVE = 128
+_F_INSTANCES, _F_WAIT, _F_JOB_WORK = 2, 4, 5
+_SCAN_CHUNK = 256       # waiting tasks fit-tested at a time while filling the window
+
+
+class ObservationConfig(PolicyParams):
+    """How the agent sees the cluster and what a pick does (also the parameters of a
+    policy made by :func:`schedlab.gym.as_policy`)."""
+
+    slots: int = Field(16, ge=1, le=4096, description="K: waiting tasks visible at once")
+    queue_view: Literal["fitting", "oldest"] = Field(
+        "fitting", description="visible tasks: the K oldest that fit now, or the K oldest")
+    placement: Literal["first-fit", "best-fit"] = Field(
+        "first-fit", description="machines for a picked task (as fifo's placement)")
+    machine_view: Literal["auto", "free", "histogram"] = Field(
+        "auto", description="free capacity per machine, or histograms for large clusters")
+    histogram_bins: int = Field(10, ge=1, le=1000, description="bins of the histograms")
+    durations: Literal["exact", "hidden"] = Field(
+        "exact", description="show task durations and job work, or zeros")
+
+    def machines_shape(self, n_machines: int) -> tuple[int, int]:
+        if self.shows_histogram(n_machines):
+            return (2, self.histogram_bins)
+        return (n_machines, 2)
+
+    def shows_histogram(self, n_machines: int) -> bool:
+        return (self.machine_view == "histogram"
+                or (self.machine_view == "auto" and n_machines > HISTOGRAM_ABOVE))
+
+
+class Observer:
+    """Per run: the static features of a workload on a cluster, and what the decisions so
+    far have shown (completed work per job, finished jobs). Call :meth:`note` at every
+    decision, then :meth:`open_round`."""
+
+    def __init__(self, config: ObservationConfig, cluster: ClusterSpec,
+                 workload: Workload) -> None:
+        w = workload
+        self.config = config
+        self.workload = w
+        cap = cluster.capacity
+        T, J = w.n_tasks, w.n_jobs
+        # the resources that limit placement: as fifo's active_columns, finite somewhere
+        self.cols = np.flatnonzero(np.isfinite(cap.min(axis=0))) if len(cap) else np.zeros(0, int)
+        self.req = np.ascontiguousarray(w.request[:, self.cols], dtype=np.float64)
+        self.req_all_pos = (self.req > 0).all(axis=1)
+        self.capacity = cap
+        cpu_mem = cap[:, [R_CPU, R_MEM]]
+        biggest = np.where(np.isfinite(cpu_mem).any(axis=0),
+                           np.nanmax(np.where(np.isfinite(cpu_mem), cpu_mem, np.nan), axis=0)
+                           if len(cap) else 1.0, np.inf)
+        biggest = np.where(biggest > 0, biggest, 1.0)
+        # free capacity features: column of self.cols holding cpu / mem (-1: unlimited)
+        where = {int(c): i for i, c in enumerate(self.cols)}
+        self._cpu_col, self._mem_col = where.get(R_CPU, -1), where.get(R_MEM, -1)
+        self._inv_cap = [1.0 / np.where(cap[:, r] > 0, cap[:, r], np.inf) for r in (R_CPU, R_MEM)]
+        self.histogram = config.shows_histogram(cluster.n_machines)
+        self.n_machines = cluster.n_machines
+        hidden = config.durations == "hidden"
+        cpu_frac = np.where(np.isfinite(biggest[0]), w.request[:, R_CPU] / biggest[0], 0.0)
+        mem_frac = np.where(np.isfinite(biggest[1]), w.request[:, R_MEM] / biggest[1], 0.0)
+        static = np.zeros((T, len(TASK_FEATURES)), dtype=np.float32)
+        static[:, 0], static[:, 1] = cpu_frac, mem_frac
+        static[:, 3] = 0.0 if hidden else w.duration
+        static[:, 6] = w.priority
+        static[:, 7] = _dag_depth(w)
+        self.static = static
+        self._work_per_instance = np.zeros(T) if hidden else w.duration * cpu_frac
+        self.job_left_work = np.bincount(w.job, weights=self._work_per_instance * w.instances,
+                                         minlength=J)
+        self._seen_completed = np.zeros(T, dtype=np.int64)
+        self._task_ended = np.zeros(T, dtype=bool)
+        self._job_tasks_left = np.diff(w.job_tasks_ptr).astype(np.int64)
+        self._instances = w.instances
+        self.job = w.job
+        self.job_submit = np.full(J, np.inf)
+        np.minimum.at(self.job_submit, w.job, w.submit_time)
+        self._submit_sorted = np.sort(self.job_submit)
+        self.first_submit = float(w.submit_time.min()) if T else 0.0
+        self.last_submit = float(w.submit_time.max()) if T else 0.0
+        self.last_machine_add = float(cluster.add_time.max()) if cluster.n_machines else 0.0
+        #: jobs whose last task ended, in the order the decisions showed them
+        self.finished_jobs: list[int] = []
+
+    # -- what happened since the last decision ------------------------------------------
+    def note(self, view: ClusterView) -> None:
+        """Read the trigger of this decision: completed instances, ended tasks and jobs."""
+        trig = view.trigger
+        if trig is None or not trig.completions:
+            return
+        completed, ended = view.completed, view.ended
+        job = self.workload.job
+        for t in dict.fromkeys(trig.completions):
+            done = int(completed[t])
+            gained = done - self._seen_completed[t]
+            if gained:
+                self._seen_completed[t] = done
+                self.job_left_work[job[t]] -= gained * self._work_per_instance[t]
+            if not self._task_ended[t] and ended[t] == self._instances[t]:
+                self._task_ended[t] = True
+                j = int(job[t])
+                self._job_tasks_left[j] -= 1
+                if self._job_tasks_left[j] == 0:
+                    self.finished_jobs.append(j)
+
+    def jobs_in_system(self, now: float) -> int:
+        return int(np.searchsorted(self._submit_sorted, now, side="right")) - len(self.finished_jobs)
+
+    def can_wait(self, view: ClusterView) -> bool:
+        """Whether doing nothing now lets something happen later (else the run is stuck)."""
+        now = view.now
+        return bool(view.heartbeat_machine is not None or self.last_submit > now
+                    or self.last_machine_add > now or view.running_count.any())
+
+    def open_round(self, view: ClusterView) -> Round | None:
+        """The decision point now, or None when no task waits."""
+        order = view.pending_tasks()
+        if not len(order):
+            return None
+        return Round(self, view, order)
+
+    def empty_observation(self, now: float = 0.0) -> dict[str, np.ndarray]:
+        """The observation with no task visible and only "no more now" allowed (the last
+        observation of an episode)."""
+        K = self.config.slots
+        mask = np.zeros(K + 1, dtype=np.int8)
+        mask[K] = 1
+        shape = self.config.machines_shape(self.n_machines)
+        return {"tasks": np.zeros((K, len(TASK_FEATURES)), dtype=np.float32),
+                "machines": np.zeros(shape, dtype=np.float32),
+                "queue": np.zeros(3, dtype=np.float32),
+                "time": np.array([max(now - self.first_submit, 0.0)], dtype=np.float32),
+                "action_mask": mask}
+
+
+class Round:
+    """One decision point: a snapshot of the free capacity and the waiting tasks, the
+    agent's picks so far and the Place actions they made.
+
+    Each visible task keeps a *witness*: the first machine (in index order) where one
+    instance fits, or -1. Free space only shrinks during a round, so machines before the
+    witness never fit again; after a pick only the tasks whose witness lost room are
+    looked at again, from their witness on.
+    """
+
+    def __init__(self, obs: Observer, view: ClusterView, order: np.ndarray) -> None:
+        self.observer = obs
+        self.view = view
+        self.now = float(view.now)
+        self.order = order
+        # a private copy of the free capacity, kept as fifo keeps it (free and free + eps
+        # decremented by the same amounts, so that every fit test gives fifo's answer)
+        free = view.free()
+        self.free = np.ascontiguousarray(free[:, obs.cols])
+        self.free_eps = self.free + FIT_TOLERANCE
+        # optimistic pre-filter: a task fits nowhere if a request exceeds every machine's
+        # free space in that resource (free space only shrinks during a round)
+        self._colmax = self.free_eps.max(axis=0) if self.free.size else None
+        self.left: dict[int, int] = {}              # waiting instances after this round's picks
+        self.pending = view.pending
+        self.n_waiting_tasks = len(order)
+        self._n_waiting_instances: int | None = None
+        self._placed = 0
+        self.actions: list[Place] = []
+        self.can_wait = obs.can_wait(view)
+        self._fitting = obs.config.queue_view == "fitting"
+        self.visible: list[int] = []
+        self.witness: list[int] = []
+        self._cursor = 0
+        self._fill()
+
+    # -- fit tests (fifo's: (free + eps) / request >= 1 on every requested resource) -----
+    def _witnesses(self, tasks: np.ndarray, start: int = 0) -> np.ndarray:
+        """For each task, the first machine from ``start`` where one instance fits, or -1."""
+        obs = self.observer
+        if not len(tasks):
+            return np.zeros(0, dtype=np.int64)
+        if not len(obs.cols) or not len(self.free):
+            return np.full(len(tasks), 0 if len(self.free) else -1, dtype=np.int64)
+        req = obs.req[tasks][:, None, :]
+        free_eps = self.free_eps[None, start:, :]
+        if obs.req_all_pos[tasks].all():
+            ok = (free_eps / req).min(axis=2) >= 1.0
+        else:                       # a resource not requested never limits (nan is skipped)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(req > 0, free_eps / req, np.nan)
+            best = np.fmin.reduce(ratio, axis=2)
+            ok = (best >= 1.0) | np.isnan(best)
+        return np.where(ok.any(axis=1), ok.argmax(axis=1) + start, -1)
+
+    def _left(self, t: int) -> int:
+        n = self.left.get(t)
+        return int(self.pending[t]) if n is None else n
+
+    def _fill(self) -> None:
+        """Take more waiting tasks, in order of readiness, up to K visible."""
+        K = self.observer.config.slots
+        order, n = self.order, len(self.order)
+        req = self.observer.req
+        while len(self.visible) < K and self._cursor < n:
+            lo = self._cursor
+            if self._fitting:
+                hi = min(n, lo + _SCAN_CHUNK)
+                chunk = order[lo:hi]
+                if self._colmax is not None and len(self.observer.cols):
+                    chunk = chunk[(req[chunk] <= self._colmax).all(axis=1)]
+                wit = self._witnesses(chunk)
+                keep = wit >= 0
+                chunk, wit = chunk[keep], wit[keep]
+                room = K - len(self.visible)
+                if len(chunk) > room:          # the rest is looked at again next time
+                    chunk, wit = chunk[:room], wit[:room]
+                    hi = lo + int(np.flatnonzero(order[lo:hi] == chunk[-1])[0]) + 1
+                self._cursor = hi
+                self.visible.extend(chunk.tolist())
+                self.witness.extend(wit.tolist())
+            else:
+                hi = min(n, lo + K - len(self.visible))
+                self._cursor = hi
+                chunk = np.array([t for t in order[lo:hi].tolist() if self._left(t) > 0],
+                                 dtype=np.int64)
+                self.visible.extend(chunk.tolist())
+                self.witness.extend(self._witnesses(chunk).tolist())
+
+    @property
+    def exhausted(self) -> bool:
+        """No visible task can be picked: the round ends."""
+        return not self.visible if self._fitting else max(self.witness, default=-1) < 0
+
+    def mask(self) -> np.ndarray:
+        K = self.observer.config.slots
+        m = np.zeros(K + 1, dtype=np.int8)
+        n = len(self.witness)
+        if n:
+            m[:n] = np.asarray(self.witness) >= 0
+        m[K] = self.may_wait
+        return m
+
+    @property
+    def may_wait(self) -> bool:
+        """Whether "no more now" is allowed: waiting lets something happen (work this
+        round placed will run, at least)."""
+        return self.can_wait or bool(self.actions)
+
+    def check(self, action: Any) -> int:
+        """The action as an int, or a ValueError saying why it is not allowed."""
+        K = self.observer.config.slots
+        try:
+            a = int(action)
+            ok = a == action
+        except (TypeError, ValueError):
+            ok = False
+        if not ok or not 0 <= a <= K:
+            msg = (f"action {action!r} is out of range: expected an integer in 0..{K - 1} "
+                   f"(a slot) or {K} (no more now)")
+            raise ValueError(msg)
+        if a == K:
+            if not self.may_wait:
+                msg = (f"action {K} (no more now) is masked: nothing runs and nothing is left to "
+                       f"arrive, so waiting changes nothing; pick a task")
+                raise ValueError(msg)
+            return a
+        if a >= len(self.visible):
+            msg = f"action {a} is masked: slot {a} is empty ({len(self.visible)} tasks visible)"
+            raise ValueError(msg)
+        if self.witness[a] < 0:
+            msg = f"action {a} is masked: the task in slot {a} fits on no machine now"
+            raise ValueError(msg)
+        return a
+
+    # -- a pick ----------------------------------------------------------------------------
+    def pick(self, slot: int) -> list[Place]:
+        """Place the waiting instances of the task in ``slot`` that fit (the placement
+        rule's machines in order); return the new actions."""
+        obs = self.observer
+        t = self.visible[slot]
+        w = self.witness[slot]
+        n = self._left(t)
+        req = obs.req[t]
+        first_fit = obs.config.placement == "first-fit"
+        lo = w if first_fit else 0           # first-fit: no machine before the witness fits
+        free_eps = self.free_eps[lo:]
+        if obs.req_all_pos[t]:
+            counts = np.floor((free_eps / req).min(axis=1))
+        elif (req > 0).any():
+            pos = req > 0
+            counts = np.floor((free_eps[:, pos] / req[pos]).min(axis=1))
+        else:
+            counts = np.full(len(free_eps), float(n))
+        if first_fit:
+            chosen = [(w, n)] if counts[0] >= n else [(m + lo, k) for m, k in spread(counts, n)]
+        else:
+            order = machine_order(obs.config.placement, self.free, obs.capacity[:, obs.cols],
+                                  req, np.random.default_rng(0))
+            chosen = spread(counts, n, order)
+        new = []
+        touched = set()
+        for m, k in chosen:
+            used = req * k
+            self.free[m] -= used
+            self.free_eps[m] -= used
+            n -= k
+            touched.add(m)
+            new.append(Place(t, m, k))
+        self._placed += self._left(t) - n
+        self.left[t] = n
+        if n == 0:
+            self.n_waiting_tasks -= 1
+        self.actions.extend(new)
+        # the picked task fits nowhere now (all placed, or every machine is full for it)
+        self.witness[slot] = -1
+        stale = [i for i, m in enumerate(self.witness) if m in touched]
+        if stale:
+            idx = np.asarray([self.visible[i] for i in stale], dtype=np.int64)
+            # from the earliest stale witness on: machines before it fit none of them
+            again = self._witnesses(idx, min(self.witness[i] for i in stale))
+            for i, m in zip(stale, again.tolist()):
+                self.witness[i] = m
+        if self._fitting:
+            keep = [i for i, m in enumerate(self.witness) if m >= 0]
+            self.visible = [self.visible[i] for i in keep]
+            self.witness = [self.witness[i] for i in keep]
+            self._fill()
+        elif n == 0:
+            del self.visible[slot], self.witness[slot]
+            self._fill()
+        return new
+
+    # -- the observation -------------------------------------------------------------------
+    @property
+    def n_waiting_instances(self) -> int:
+        if self._n_waiting_instances is None:
+            self._n_waiting_instances = int(self.pending[self.order].sum())
+        return self._n_waiting_instances - self._placed
+
+    def observation(self) -> dict[str, np.ndarray]:
+        obs = self.observer
+        K = obs.config.slots
+        tasks = np.zeros((K, len(TASK_FEATURES)), dtype=np.float32)
+        if self.visible:
+            vis = np.asarray(self.visible, dtype=np.int64)
+            n = len(vis)
+            tasks[:n] = obs.static[vis]
+            tasks[:n, _F_INSTANCES] = [self._left(t) for t in self.visible]
+            tasks[:n, _F_WAIT] = self.now - self.view.ready_time[vis]
+            tasks[:n, _F_JOB_WORK] = obs.job_left_work[obs.job[vis]]
+        queue = np.array([self.n_waiting_tasks, self.n_waiting_instances,
+                          obs.jobs_in_system(self.now)], dtype=np.float32)
+        return {"tasks": tasks, "machines": self._machines(),
+                "queue": queue,
+                "time": np.array([self.now - obs.first_submit], dtype=np.float32),
+                "action_mask": self.mask()}
+
+    def _machines(self) -> np.ndarray:
+        obs = self.observer
+        M = len(self.free)
+        shares = np.ones((2, M))
+        for i, col in enumerate((obs._cpu_col, obs._mem_col)):
+            if col >= 0:
+                np.multiply(self.free[:, col], obs._inv_cap[i], out=shares[i])
+        np.clip(shares, 0.0, 1.0, out=shares)
+        if not obs.histogram:
+            return shares.T.astype(np.float32)
+        B = obs.config.histogram_bins
+        bins = np.minimum((shares * B).astype(np.int64), B - 1)
+        bins[1] += B
+        return (np.bincount(bins.ravel(), minlength=2 * B).reshape(2, B)
+                / max(M, 1)).astype(np.float32)
+
+
+def _dag_depth(w: Workload) -> np.ndarray:
+    """Each task's level in its job's DAG: 0 without parents, else 1 + its deepest parent's."""
+    depth = np.zeros(w.n_tasks, dtype=np.float32)
+    if len(w.parent_idx):
+        levels, _ = topological_levels(w.child_ptr, w.child_idx, np.diff(w.parent_ptr))
+        for k, nodes in enumerate(levels):
+            depth[nodes] = k
+    return depth
