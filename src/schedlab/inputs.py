@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from schedlab.cluster.spec import ClusterSpec, cluster_from_table, read_cluster
 from schedlab.engine.config import EngineConfig
-from schedlab.errors import InputError
+from schedlab.errors import InputError, PolicyError, SchedlabError
 from schedlab.policies.base import Policy
 from schedlab.policies.registry import make_policy
 from schedlab.workload import generators
@@ -183,7 +183,12 @@ def resolve_policy(policy: Any, params: dict[str, Any] | None = None, *,
     """A Policy instance as is (``params`` then unused), or a registry id built with ``params``."""
     if isinstance(policy, Policy):
         return policy
-    return make_policy(str(policy), params, source=source)
+    try:
+        return make_policy(str(policy), params, source=source)
+    except SchedlabError:
+        raise
+    except Exception as exc:            # the policy's constructor failed: its own bug
+        raise PolicyError.wrap(exc, str(policy), "__init__") from exc
 
 
 def resolve_config(config: EngineConfig | dict[str, Any] | None) -> EngineConfig:

@@ -60,12 +60,12 @@ def test_html_sections_and_images(compare_report):
 
 def test_plots_have_units(small_workload):
     import schedlab
-    from schedlab.reports import plots
+    from schedlab.reports import plots, run_digest
     res = schedlab.simulate(str(small_workload), "builtin:demo", "fifo")
     fig = plots.plot_utilization({"fifo": res})
     labels = [ax.get_ylabel() for ax in fig.axes] + [fig.axes[-1].get_xlabel()]
     assert any("% of capacity" in s for s in labels) and "simulated time (s)" in labels
-    t, alloc, used = plots.utilization_series(res, "cpu")
+    t, alloc, used = run_digest.utilization_series(res, "cpu")
     assert len(t) and np.nanmax(alloc) <= 100 + 1e-6 and np.nanmin(used) >= -1e-9
     assert (used <= alloc + 1e-6).all()        # usage ratios in the demo are below 1
     fig = plots.plot_heatmap({"fifo": res})
@@ -73,7 +73,7 @@ def test_plots_have_units(small_workload):
 
 
 def test_binned_step_preserves_integral():
-    from schedlab.reports.plots import _binned_step
+    from schedlab.reports.run_digest import _binned_step
     t = np.array([0.0, 1.0, 3.0])
     v = np.array([2.0, 4.0, 0.0])
     # integral over [0, 4]: 2*1 + 4*2 + 0*1 = 10; 4 bins of 1 s -> 2, 4, 4, 0

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedlab.reports import plots
+from schedlab.reports import plots, run_digest
 from schedlab.reports.html import format_number, image_html, render_html, Section, table_html
 
 
@@ -80,7 +80,7 @@ def test_utilization_and_cdfs_pool_seeds_with_bands(seed_runs):
 
 
 def test_digests_are_small_and_interchangeable(seed_runs):
-    ds = [plots.digest(r) for r in seed_runs]
+    ds = [run_digest.digest(r) for r in seed_runs]
     blob = pickle.dumps(ds)
     assert len(blob) < 2_000_000
     ds = pickle.loads(blob)
@@ -129,7 +129,7 @@ def test_heatmap_is_share_of_each_machine(seed_runs):
     res = seed_runs[0]
     edges, mat = plots._heat_matrix(res, "cpu", used=False)
     assert 0 <= np.nanmin(mat) and np.nanmax(mat) <= 100 + 1e-3 and np.nanmax(mat) > 20
-    t, alloc, _ = plots.utilization_series(res, "cpu")
+    t, alloc, _ = run_digest.utilization_series(res, "cpu")
     at = alloc[np.clip(np.searchsorted(t, edges[:-1], side="right") - 1, 0, len(t) - 1)]
     cap = np.asarray(res.sim.spec.capacity[:, 0], float)
     weighted = (mat * cap[:, None]).sum(axis=0) / cap.sum()

@@ -1,6 +1,6 @@
 """The engine's incremental shortcuts give exactly what the plain formulas give.
 
-Three pieces of state are now kept incrementally instead of being recomputed at every
+Three pieces of state are kept incrementally rather than recomputed at every
 decision: the free capacity behind ``view.free()`` (updated column by column as
 allocations change), the start of the pending scan behind ``view.pending_tasks()`` and the
 node-local queues (insertion-ordered, any entry removed at once). A spy policy wraps a

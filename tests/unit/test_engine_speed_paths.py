@@ -2,7 +2,7 @@
 
 * Arrivals wait in a sorted list beside the event heap and the loop merges the two. The
   reference (:class:`HeapArrivals`) puts every arrival batch in the heap as an ARRIVAL
-  event, as the engine used to: both must record the same attempts, decisions, level
+  event: both must record the same attempts, decisions, level
   series, samples and counters, bit for bit, with ties between arrivals and completions,
   start-ups, timers, heartbeats, samples and machine changes.
 * A contended machine's ``used`` row is written out column by column: at every decision
@@ -134,7 +134,7 @@ def test_merged_arrivals_on_a_tick_only_policy_and_a_dag_workload():
 
 
 def test_arrivals_left_out_of_the_heap_keep_it_small():
-    # the point of the merge: the heap no longer holds one event per arrival batch
+    # the point of the merge: the heap holds no event per arrival batch
     w = Workload.from_frame(_frame([(t, 1, 0.5, 1, 0) for t in range(200)]))
     sim = Simulation(w, _MACHINES, make_policy("fifo", {}), seed=0)
     ref = HeapArrivals(w, _MACHINES, make_policy("fifo", {}), seed=0)
@@ -304,8 +304,7 @@ def test_apply_between_run_until_calls_settles_the_machine():
     """``Simulation.apply`` from outside the loop (a notebook driving the engine by hand)
     settles as a decision does. Two over-committed tasks share a CPU; preempting one by
     hand speeds the other up, so its end moves earlier than the completion already in the
-    heap. Before, ``run_until`` stepped over that earlier end and the engine raised "time
-    went backwards"."""
+    heap: ``run_until`` must not step over that earlier end."""
     one = cluster_from_table(pd.DataFrame({"machine_id": ["m0"], "cpu": [2.0],
                                            "mem": [4.0]}), row_offset=0)
     frame = pd.DataFrame({"job_id": ["j0", "j1"], "task_id": ["t0", "t1"],
@@ -327,9 +326,8 @@ def test_apply_between_run_until_calls_settles_the_machine():
 
 def test_run_until_does_not_jump_over_events_left_when_the_run_stalls():
     """A run that stops early (stalled: work pending that no one places) keeps its queued
-    samples. ``run_until`` used to move the clock to the requested time anyway, so the next
-    call met a sample in the past ("time went backwards"; 3 of 400 seeds of the promotion
-    test above). Now the clock stays at the last event until the queued ones are done."""
+    samples: the clock stays at the last event until the queued ones are done, so the next
+    call meets no sample in the past."""
     one = cluster_from_table(pd.DataFrame({"machine_id": ["m0"], "cpu": [2.0],
                                            "mem": [4.0]}), row_offset=0)
     frame = pd.DataFrame({"job_id": ["j0", "j1"], "task_id": ["t0", "t1"],

@@ -23,7 +23,8 @@ import schedlab
 SRC = Path(schedlab.__file__).parent
 
 LAYERS = (
-    ("schedlab._version", "schedlab.errors", "schedlab.stats", "schedlab.draws"),
+    ("schedlab._version", "schedlab.errors", "schedlab.stats", "schedlab.draws",
+     "schedlab._limits", "schedlab._workers"),
     ("schedlab.cluster",),
     ("schedlab.workload",),
     ("schedlab.engine",),

@@ -1,4 +1,4 @@
-"""The workload builders' and run summaries' fast paths against the code they replaced.
+"""The workload builders' and run summaries' fast paths against plain references.
 
 Each array-wise or batched path (parent lists and their checks, the Workload CSR arrays,
 the critical path level by level, the DRS DAG draws through the bit generator's C

@@ -7,31 +7,53 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
-from schedlab.errors import InputError
+from schedlab.errors import EXIT_LIMIT, EXIT_POLICY, InputError, exit_code_of
 
 __all__ = ["console", "err_console", "fail", "parse_params", "policy_params", "EXIT_CODES_HELP",
-           "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "EXIT_STRICT", "EXIT_INTERRUPTED", "interrupted"]
+           "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "EXIT_STRICT", "EXIT_POLICY", "EXIT_LIMIT",
+           "EXIT_INTERRUPTED", "interrupted", "escape", "say", "VERBOSE"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1          # reproduce: acceptance checks failed; sweep: some trials failed
 EXIT_INPUT = 2           # a mistake in the command or its inputs (one line, no traceback)
 EXIT_STRICT = 3          # --strict: the run ended stuck or with many rejected actions
+# EXIT_POLICY = 4: a policy raised an exception of its own (schedlab.errors)
+# EXIT_LIMIT = 5: a run passed its time or memory bound, or its clock stalled
 EXIT_INTERRUPTED = 130   # Ctrl-C (what was kept is printed)
 
 EXIT_CODES_HELP = ("Exit codes: 0 success; 1 a reproduction's acceptance checks failed, or sweep "
                    "trials failed; 2 bad input (one line naming the file, row, column or "
                    "parameter); 3 a run ended stuck or with many rejected actions and --strict "
-                   "was given; 130 interrupted (Ctrl-C).")
+                   "was given; 4 a policy raised an exception (-v shows its traceback); 5 a run "
+                   "was stopped by its time or memory bound; 130 interrupted (Ctrl-C).")
 
 console = Console()
 err_console = Console(stderr=True)
+#: set by ``schedlab -v``: errors print their full traceback too
+VERBOSE = {"on": False}
 
 
-def fail(exc: InputError) -> NoReturn:
-    """Print a user mistake in one red line (no traceback) and exit with code 2."""
-    err_console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
-    raise typer.Exit(2)
+def say(con: Console, *parts: str | tuple[str, str], **kwargs: Any) -> None:
+    """Print pieces verbatim, a ``(text, style)`` pair styled: no user text is ever read as
+    markup (an id ``[red]j[/red]`` or a path ``o[/x]`` prints as written)."""
+    con.print(Text.assemble(*parts), soft_wrap=True, **kwargs)
+
+
+def fail(exc: BaseException) -> NoReturn:
+    """Print a user mistake (or a policy's error, or a run stopped by a bound) in one red
+    line, without a traceback unless ``-v`` was given, and exit with its code (2, 4, 5)."""
+    if VERBOSE["on"]:
+        details = getattr(exc, "details", "")
+        if details:
+            say(err_console, details.rstrip())
+        else:
+            import traceback
+            say(err_console, "".join(traceback.format_exception(exc)).rstrip())
+    say(err_console, ("error:", "bold red"), " ", str(exc))
+    raise typer.Exit(exit_code_of(exc))
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -77,5 +99,5 @@ def policy_params(items: list[str] | None, labels: list[str]) -> dict[str, dict[
 
 
 def interrupted(message: str) -> NoReturn:
-    err_console.print(f"[yellow]interrupted:[/] {message}", soft_wrap=True)
+    say(err_console, ("interrupted:", "yellow"), " ", message)
     raise typer.Exit(EXIT_INTERRUPTED)

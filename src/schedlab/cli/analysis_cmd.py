@@ -11,11 +11,12 @@ import typer
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
+from rich.text import Text
 
 from schedlab._version import __version__
 from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, console, err_console,
-                                  fail, interrupted, policy_params)
-from schedlab.errors import InputError
+                                  escape, fail, interrupted, policy_params)
+from schedlab.errors import SchedlabError
 from schedlab.reports.compare import (DEFAULT_CLUSTER, DEFAULT_SEEDS, DEFAULT_WORKLOAD, compare, diff_table,
                                       mean_table, ratio_table, split_policies)
 from schedlab.papers.reproduce_all import reproduce_all, write_combined_report
@@ -64,8 +65,8 @@ def _compare_cmd(
             df = compare(workload, cluster, labels, seeds, out, params, report=report,
                          base_seed=base_seed, baseline=baseline, workers=workers, overwrite=overwrite,
                          stats=stats,
-                         progress=lambda lab, s, n: prog.update(task, completed=n, last=f"{lab} seed {s}"))
-    except InputError as exc:
+                         progress=lambda lab, s, n: prog.update(task, completed=n, last=escape(f"{lab} seed {s}")))
+    except SchedlabError as exc:
         fail(exc)
     except KeyboardInterrupt:
         if stats.get("out"):
@@ -76,7 +77,7 @@ def _compare_cmd(
     if stats.get("kept"):
         console.print(f"{stats['kept']} of {stats['total']} runs were kept from an earlier attempt")
     files = "runs.csv, summary.csv" + (", report.html" if report else "")
-    console.print(f"wrote {out}/{files} ({df.attrs.get('wall_seconds', 0):.1f} s)")
+    console.print(escape(f"wrote {out}/{files} ({df.attrs.get('wall_seconds', 0):.1f} s)"))
 
 
 def _print_means(df, console) -> None:
@@ -89,12 +90,12 @@ def _print_means(df, console) -> None:
         mt = mt.set_index("policy")
         if not len(mt):
             continue
-        tab = Table(title=title)
+        tab = Table(title=escape(title))
         tab.add_column("metric")
         for p in mt.index:
-            tab.add_column(str(p), justify="right", overflow="fold")
+            tab.add_column(Text(str(p)), justify="right", overflow="fold")
         for m in mt.columns:
-            tab.add_row(m, *[str(v) for v in mt[m]])
+            tab.add_row(Text(str(m)), *[Text(str(v)) for v in mt[m]])
         console.print(tab)
 
 
@@ -113,22 +114,23 @@ def _sweep_cmd(
     try:
         df = sweep(spec, backend=backend, address=address, out=out, workers=workers,
                    progress=progress, retry_failed=retry_failed, console=console, stats=stats)
-    except InputError as exc:
+    except SchedlabError as exc:
         fail(exc)
     except KeyboardInterrupt:
-        err_console.print(f"[yellow]interrupted:[/] {stats.get('skipped', 0) + stats.get('ran', 0)} of "
+        err_console.print("[yellow]interrupted:[/] " + escape(
+                          f"{stats.get('skipped', 0) + stats.get('ran', 0)} of "
                           f"{stats.get('total', '?')} trials are saved in {stats.get('out', out)}; "
-                          "run the same command to resume.")
+                          "run the same command to resume."))
         raise typer.Exit(EXIT_INTERRUPTED)
     n_ok = int((df["status"] == "ok").sum()) if len(df) else 0
     n_bad = len(df) - n_ok
-    console.print(f"{stats['total']} trials: {stats['skipped']} already done, {stats['ran']} ran "
-                  f"({stats['failed']} failed) in {stats['wall_seconds']:.1f} s; "
-                  f"results in {stats['out']}/results/ ({n_ok} ok, {n_bad} failed or lost)")
+    console.print(escape(f"{stats['total']} trials: {stats['skipped']} already done, {stats['ran']} ran "
+                         f"({stats['failed']} failed) in {stats['wall_seconds']:.1f} s; "
+                         f"results in {stats['out']}/results/ ({n_ok} ok, {n_bad} failed or lost)"))
     if n_bad:
         for rec in df[df["status"] != "ok"].head(5).itertuples():
             first = str(rec.error).strip().splitlines()[0] if rec.error else ""
-            console.print(f"  [red]{rec.status}[/] {rec.label} seed={rec.seed}: {first}")
+            console.print(f"  [red]{escape(str(rec.status))}[/] " + escape(f"{rec.label} seed={rec.seed}: {first}"))
     raise typer.Exit(0 if n_bad == 0 else EXIT_FAILED)
 
 
@@ -144,15 +146,16 @@ def _reproduce_all_cmd(
             print_acceptance(oc.result.checks, f"{oc.paper.upper()} acceptance checks", console)
 
     try:
-        outcomes = reproduce_all(seeds=seeds, out=out, quick=quick, note=console.print, on_result=shown)
+        outcomes = reproduce_all(seeds=seeds, out=out, quick=quick,
+                                 note=lambda msg: console.print(escape(str(msg))), on_result=shown)
         meta = {"command": f"schedlab reproduce all --seeds {seeds} --out {out}" + (" --quick" if quick else ""),
                 "seeds": seeds, "quick": quick, "schedlab version": __version__}
         path = write_combined_report(out / "report.html", outcomes, meta=meta)
-    except InputError as exc:
+    except SchedlabError as exc:
         fail(exc)
     ran = [o for o in outcomes if o.status == "ran"]
     ok = bool(ran) and all(o.result.all_passed for o in ran) and not any(o.status == "error" for o in outcomes)
-    console.print(f"wrote {path} ({len(ran)} of {len(outcomes)} reproductions ran)")
+    console.print(escape(f"wrote {path} ({len(ran)} of {len(outcomes)} reproductions ran)"))
     raise typer.Exit(0 if ok else EXIT_FAILED)
 
 

@@ -22,7 +22,7 @@ from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_STRICT, VER
                                   escape, fail, interrupted, policy_params)
 from schedlab.cli._progress import sim_progress
 from schedlab.config import RunConfig
-from schedlab.errors import InputError, SchedlabError
+from schedlab.errors import InputError, RunLimitError, SchedlabError
 from schedlab.inputs import resolve_run
 from schedlab._version import __version__
 from schedlab.policies.registry import describe_policies, policy_class, policy_parameters
@@ -115,6 +115,8 @@ def run(
         fail(exc)
     except KeyboardInterrupt:
         interrupted(f"nothing was written to {out} (a single run is not resumable).")
+    except MemoryError:
+        fail(RunLimitError("the run ran out of memory (engine memory_limit_mb stops it earlier)"))
     if res.warnings and strict:
         err_console.print("[bold red]error:[/] --strict: the run has warnings (see summary.json)")
         raise typer.Exit(EXIT_STRICT)

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from schedlab._limits import BYTES_PER_MACHINE, check_fits_in_memory
 from schedlab.errors import InputError
 
 __all__ = [
     "RESOURCES", "COMPRESSIBLE", "FIT_TOLERANCE", "R_CPU", "R_MEM", "R_DISK", "R_NET", "R_SLOTS",
-    "ClusterSpec", "cluster_from_table", "read_cluster", "homogeneous_cluster",
+    "KNOWN_COLUMNS", "ClusterSpec", "cluster_from_table", "check_extra_keys", "read_cluster", "homogeneous_cluster",
 ]
 
 RESOURCES: tuple[str, ...] = ("cpu", "mem", "disk", "net", "slots")
@@ -31,6 +32,8 @@ COMPRESSIBLE: tuple[int, ...] = (R_CPU, R_DISK, R_NET)
 FIT_TOLERANCE: float = 1e-9
 
 _OPTIONAL_CAPACITY = ("disk", "net", "slots")
+KNOWN_COLUMNS: tuple[str, ...] = ("machine_id", "count", *RESOURCES, "speed", "add_time",
+                                  "remove_time")
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,14 +153,17 @@ def cluster_from_table(df: pd.DataFrame, *, source: str = "<cluster>", row_offse
     cols["remove_time"] = (_numeric(df, "remove_time", source, row_offset, minimum=None,
                                     default=np.inf)
                            if "remove_time" in df.columns else np.full(len(df), np.inf))
-    known = {"machine_id", "count", *RESOURCES, "speed", "add_time", "remove_time"}
-    extra = [c for c in df.columns if c not in known]
+    extra = [c for c in df.columns if c not in KNOWN_COLUMNS]
     if "count" in df.columns:
         counts = _numeric(df, "count", source, row_offset, minimum=1.0, default=1.0)
         if (counts != np.round(counts)).any():
             i = int(np.flatnonzero(counts != np.round(counts))[0])
             raise InputError("count must be a whole number", file=source,
                              row=i + row_offset, column="count", expected="an integer >= 1")
+        # refused before the rows are multiplied out into one entry per machine
+        i = int(np.argmax(counts))
+        check_fits_in_memory(counts.sum(), BYTES_PER_MACHINE, "machines", file=source,
+                             row=i + row_offset, column="count")
         counts = counts.astype(int)
         rep = np.repeat(np.arange(len(df)), counts)
         if "machine_id" in df.columns:
@@ -204,6 +210,33 @@ def _read_structured(path: Path) -> pd.DataFrame:
     return pd.DataFrame(machines)
 
 
+def check_extra_keys(df: pd.DataFrame, source: str, row_offset: int) -> None:
+    """Refuse a column of a user's cluster file that is likely a mistake, not a label.
+
+    Extra columns are kept as per-machine labels (``rack``, ``platform``), which are text.
+    A column whose name is close to a known one (``sped``, ``mem_gb`` is not) or whose
+    values are all numbers (``gpu: 4``: not a modelled resource) would otherwise be ignored
+    without a word, and the run would silently use the default.
+    """
+    import difflib
+    for col in df.columns:
+        if col in KNOWN_COLUMNS:
+            continue
+        given = df[col].notna().to_numpy()
+        row = (int(np.flatnonzero(given)[0]) if given.any() else 0) + row_offset
+        close = difflib.get_close_matches(str(col), KNOWN_COLUMNS, n=1, cutoff=0.7)
+        if close:
+            raise InputError(f"unknown key {col!r}; did you mean {close[0]!r}?", file=source,
+                             row=row, column=str(col),
+                             expected="keys among " + ", ".join(KNOWN_COLUMNS))
+        values = pd.to_numeric(df[col][given], errors="coerce")
+        if given.any() and values.notna().all() and not pd.api.types.is_bool_dtype(df[col]):
+            raise InputError(f"unknown key {col!r} with numeric values: not a modelled "
+                             "resource", file=source, row=row, column=str(col),
+                             expected="resources among " + ", ".join(RESOURCES)
+                             + "; a text label (quote numbers) for anything else")
+
+
 def read_cluster(path: str | Path) -> ClusterSpec:
     """Read a cluster from CSV, Parquet, YAML or TOML (see the README for the format)."""
     p = Path(path)
@@ -213,15 +246,19 @@ def read_cluster(path: str | Path) -> ClusterSpec:
     for suf in (".gz", ".csv", ".parquet", ".yaml", ".yml", ".toml"):
         name = name.removesuffix(suf)
     if p.suffix in (".yaml", ".yml", ".toml"):
-        return cluster_from_table(_read_structured(p), source=str(p), row_offset=1, name=name)
+        df = _read_structured(p)
+        check_extra_keys(df, str(p), 1)
+        return cluster_from_table(df, source=str(p), row_offset=1, name=name)
     if p.suffix == ".parquet":
         try:
             df = pd.read_parquet(p)
         except Exception as exc:        # pyarrow raises several types for a broken file
             raise InputError(f"cannot read as Parquet: {exc}", file=str(p)) from None
+        check_extra_keys(df, str(p), 1)
         return cluster_from_table(df, source=str(p), row_offset=1, name=name)
     try:
         df = pd.read_csv(p)
     except Exception as exc:
         raise InputError(f"cannot read as CSV: {exc}", file=str(p)) from None
+    check_extra_keys(df, str(p), 2)
     return cluster_from_table(df, source=str(p), row_offset=2, name=name)

@@ -19,6 +19,7 @@ from schedlab.cluster.state import RUNNING
 from schedlab.engine.records import FIN_DROPPED, OUT_DROPPED, OUTCOME_CODE, RunRecords
 from schedlab.engine.state import ClusterState
 from schedlab.engine.tasks import QueueEntry
+from schedlab.errors import InputError
 
 __all__ = ["ActionApplier"]
 
@@ -27,15 +28,47 @@ _OK = (Status.OK, "")
 _MAX_REJECTIONS_KEPT = 10000
 
 
+def _malformed(action: Any, field: str, value: Any, expected: str, source: str,
+               now: float) -> InputError:
+    return InputError(f"{source} returned {action!r} at t={now:g} s: {field} is {value!r}",
+                      expected=expected)
+
+
+def _check_whole(action: Any, source: str, now: float, *fields: str) -> None:
+    """Raise unless each field is an integer (a numpy integer is one; a float, even 2.0,
+    a bool or None is not). Called only when a field is not a plain ``int``."""
+    for f in fields:
+        v = getattr(action, f)
+        if type(v) is bool or not isinstance(v, (int, np.integer)):
+            raise _malformed(action, f, v, "an integer", source, now)
+
+
+def _check_delay(action: Any, source: str, now: float) -> None:
+    """A start-up delay must be a finite number >= 0 (an infinite one never ends the run;
+    a negative or NaN one has no meaning)."""
+    d = action.startup_delay
+    ok = type(d) is not bool and isinstance(d, (int, float, np.integer, np.floating))
+    if not (ok and 0.0 <= d < math.inf):
+        raise _malformed(action, "startup_delay", d, "a finite number of seconds >= 0",
+                         source, now)
+
+
 class ActionApplier:
     """Applies actions to one run's state; ``oversubscribes`` is the policy's declaration
-    that it may place opportunistic work."""
+    that it may place opportunistic work.
+
+    Actions that are well formed but cannot be applied are rejected with a status. A
+    malformed one (a float task id, an infinite or NaN start-up delay) is the policy's
+    mistake, not the cluster's answer: it raises :class:`InputError` naming ``source``
+    (the policy), the simulated time and the action.
+    """
 
     def __init__(self, state: ClusterState, records: RunRecords, *,
-                 oversubscribes: bool) -> None:
+                 oversubscribes: bool, source: str = "the policy") -> None:
         self.state = state
         self.records = records
         self.oversubscribes = oversubscribes
+        self.source = source
 
     def apply(self, actions: Sequence[Any]) -> int:
         """Check and apply actions in order. Returns how many were applied."""
@@ -70,6 +103,10 @@ class ActionApplier:
     def _place(self, a: Place) -> tuple[Status, str]:
         st = self.state
         t, m, n = a.task, a.machine, a.count
+        if type(t) is not int or type(m) is not int or type(n) is not int:
+            _check_whole(a, self.source, st.now, "task", "machine", "count")
+        if a.startup_delay != 0.0:
+            _check_delay(a, self.source, st.now)
         if not (0 <= t < st._n_tasks and 0 <= m < st._n_machines and st._alive_rows[m]):
             if not 0 <= t < st._n_tasks:
                 return Status.INFEASIBLE, f"unknown task {t}"
@@ -145,6 +182,8 @@ class ActionApplier:
     def _enqueue(self, a: Enqueue) -> tuple[Status, str]:
         st = self.state
         t, m, n = a.task, a.machine, a.count
+        if type(t) is not int or type(m) is not int or type(n) is not int:
+            _check_whole(a, self.source, st.now, "task", "machine", "count")
         if not (0 <= t < st._n_tasks and 0 <= m < st._n_machines and st._alive_rows[m]):
             if not 0 <= t < st._n_tasks:
                 return Status.INFEASIBLE, f"unknown task {t}"
@@ -169,6 +208,7 @@ class ActionApplier:
 
     def _dequeue(self, a: Dequeue) -> tuple[Status, str]:
         st = self.state
+        _check_whole(a, self.source, st.now, "task", "machine", "count")
         if not 0 <= a.machine < st._n_machines:     # a dead machine's queue is just empty
             return Status.INFEASIBLE, "unknown machine"
         ids = st.take_queued_ids(a.task, a.machine, a.count)
@@ -185,6 +225,7 @@ class ActionApplier:
     def _preempt(self, a: Preempt) -> tuple[Status, str]:
         st = self.state
         gid = a.group
+        _check_whole(a, self.source, st.now, "group", *(("count",) if a.count is not None else ()))
         if (bad := self._not_running(gid)) is not None:
             return bad
         if a.outcome not in ("preempted", "evicted", "killed", "failed"):
@@ -197,6 +238,7 @@ class ActionApplier:
     def _drop(self, a: Drop) -> tuple[Status, str]:
         st = self.state
         t, n = a.task, a.count
+        _check_whole(a, self.source, st.now, "task", "count")
         if not 0 <= t < st.w.n_tasks:
             return Status.INFEASIBLE, f"unknown task {t}"
         if st.pending[t] < n or n < 1:
@@ -217,6 +259,7 @@ class ActionApplier:
     def _promote(self, a: Promote) -> tuple[Status, str]:
         st = self.state
         gid = a.group
+        _check_whole(a, self.source, st.now, "group")
         if (bad := self._not_running(gid)) is not None:
             return bad
         row = st._gpy[gid]                   # the group's fields (see ClusterState)
@@ -252,11 +295,18 @@ class ActionApplier:
 
     def _reserve(self, a: Reserve) -> tuple[Status, str]:
         st = self.state
+        _check_whole(a, self.source, st.now, "machine", "job")
         bad = st.valid_machine(a.machine)
         if bad:
             return Status.INFEASIBLE, bad
         amount = np.zeros(_NR)
-        amount[:len(a.amount)] = a.amount
+        try:
+            amount[:len(a.amount)] = a.amount
+        except (TypeError, ValueError):
+            raise _malformed(a, "amount", a.amount, f"at most {_NR} numbers", self.source,
+                             st.now) from None
+        if not (np.isfinite(amount).all() and (amount >= 0).all()):
+            raise _malformed(a, "amount", a.amount, "finite numbers >= 0", self.source, st.now)
         free = st.capacity[a.machine] - st.allocated[a.machine] - st.reserved[a.machine]
         if (amount > free + FIT_TOLERANCE).any():
             return Status.UNSCHEDULABLE, f"cannot reserve more than is free on machine {a.machine}"
@@ -267,6 +317,7 @@ class ActionApplier:
 
     def _unreserve(self, a: Unreserve) -> tuple[Status, str]:
         st = self.state
+        _check_whole(a, self.source, st.now, "machine", "job")
         if (a.machine, a.job) not in st.reservations:
             return Status.INFEASIBLE, f"no reservation for job {a.job} on machine {a.machine}"
         st.unreserve(a.machine, a.job)

@@ -27,6 +27,13 @@ class EngineConfig(BaseModel):
         Hard stop for the simulated clock.
     record_levels
         Keep the cluster-wide utilization step series (needed for plots).
+    time_limit_factor
+        A run whose clock passes the first submission plus this many times the workload's
+        horizon (see :mod:`schedlab.engine.limits`) stops with an error: the policy is not
+        letting it end.
+    memory_limit_mb
+        A run whose process grows past this resident size (MiB) stops with an error.
+        ``None``: its size at the start plus 90% of the memory then available.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -37,3 +44,5 @@ class EngineConfig(BaseModel):
     stall_limit: int = Field(default=3, ge=1)
     max_time: float = Field(default=float("inf"), gt=0)
     record_levels: bool = True
+    time_limit_factor: float = Field(default=10.0, ge=1)
+    memory_limit_mb: float | None = Field(default=None, gt=0)

@@ -3,13 +3,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
-
-from schedlab.cluster.actions import Place
-from schedlab.cluster.spec import FIT_TOLERANCE
 from schedlab.policies._fifo_index import FirstFitIndex
-from schedlab.policies._phases import (_CHUNKED_MIN, _first_fit_kernel, active_columns,
-                                       greedy_place, machine_order, spread)
+from schedlab.policies._phases import greedy_place, machine_order, spread
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
@@ -41,6 +36,8 @@ class FifoPolicy(Policy):
         with ~50,000 tasks waiting takes minutes instead of hours (``bench/bench_google.py``).
         It is on by default from 500 machines (below, its bookkeeping costs more than it
         saves); ``incremental=False`` re-checks every pending task (same schedule).
+        Both paths take the decisions of plain first-fit over every pending task
+        (:func:`schedlab.policies.first_fit.first_fit`, the reference).
     Reference
         Apache Hadoop YARN FifoScheduler.
     """
@@ -58,14 +55,11 @@ class FifoPolicy(Policy):
 
     _index: FirstFitIndex | None = None
     _incremental: bool | None = None    # incremental mode, fixed by the first decision
-    #: requests restricted to the active columns, contiguous, keyed by those columns
-    _req_cols: tuple[bytes, np.ndarray] = (b"", np.zeros((0, 0)))
 
     def reset(self, cluster, workload, rng) -> None:
         super().reset(cluster, workload, rng)
         self._index = None
         self._incremental = None
-        self._req_cols = (b"", np.zeros((0, 0)))
 
     def decide(self, view):
         p = self.params
@@ -84,10 +78,6 @@ class FifoPolicy(Policy):
         order = view.pending_tasks()
         if not len(order):
             return ()
-        if p.placement == "first-fit" and not p.gang:
-            actions = self._first_fit_compiled(view, order)
-            if actions is not None:
-                return actions
         free = view.free()
         req_all = self.workload.request
 
@@ -97,35 +87,3 @@ class FifoPolicy(Policy):
                                                     req_all[t], self.rng))
         return greedy_place(order, view.pending, req_all, free, strict=p.strict, gang=p.gang,
                             pick_machines=None if p.placement == "first-fit" else pick)
-
-    def _first_fit_compiled(self, view, order: np.ndarray) -> list[Place] | None:
-        """greedy_place's compiled first-fit (same kernel, same inputs, same actions) with
-        less per-decision work: the requests over the active columns are gathered from a
-        per-run contiguous copy, and no copy of ``free`` is written back. None where
-        greedy_place would not use the kernel (then the caller runs greedy_place)."""
-        M = view.cluster.n_machines
-        if M >= _CHUNKED_MIN:
-            return None
-        kernel = _first_fit_kernel(len(order) * M)
-        if kernel is None:
-            return None
-        free = view.free()
-        cols = active_columns(free)
-        if not len(cols):
-            return None
-        key = cols.tobytes()
-        if self._req_cols[0] != key:
-            req = self.workload.request[:, cols]
-            self._req_cols = (key, np.ascontiguousarray(req, dtype=np.float64))
-        req_rows = self._req_cols[1][order]
-        if len(cols) < free.shape[1]:
-            free = np.ascontiguousarray(free[:, cols])
-        # view.pending_tasks lists tasks with pending instances only: every count is >= 1
-        rows, q = kernel(req_rows, view.pending[order], free, free + FIT_TOLERANCE,
-                         self.params.strict)
-        if not q:
-            return []
-        rows = rows[:q]
-        tasks = order[rows[:, 0]].tolist()
-        return [Place(t, m, k) for t, m, k in zip(tasks, rows[:, 1].tolist(),
-                                                   rows[:, 2].tolist())]

@@ -10,8 +10,9 @@ A policy is named by its registry id, ``path/to/file.py:Class`` or ``package.mod
 optionally with parameters in brackets: ``"fifo[strict=true;placement=best-fit]"`` (values
 are parsed as JSON when they can be). The label (the whole string) names the policy's rows.
 Seeds come from ``numpy.random.SeedSequence.spawn`` (:func:`schedlab.stats.seed_list`).
-Each run is built by :func:`schedlab.inputs.resolve_run`, as ``schedlab run`` and sweeps
-build theirs.
+The workload and the cluster are resolved once per seed; each run then gets a fresh policy
+from :func:`schedlab.inputs.resolve_run` and runs with :func:`schedlab.run.run_resolved`, as
+``schedlab run`` and sweep trials do.
 
 Common random numbers: for a given seed every policy sees the same workload (a built-in
 workload is generated once per seed; a file is the same for all seeds) and its random
@@ -49,12 +50,14 @@ import pandas as pd
 
 from schedlab._version import __version__
 from schedlab.errors import InputError
-from schedlab.inputs import FROM_TRACE, resolve_cluster, resolve_config, resolve_policy, resolve_workload
+from schedlab.cluster.spec import ClusterSpec
+from schedlab.inputs import (FROM_TRACE, LoadedWorkload, resolve_cluster, resolve_config,
+                             resolve_policy, resolve_run, resolve_workload)
 from schedlab.metrics.table import summary_row
-from schedlab.reports import plots
+from schedlab.reports import plots, run_digest
 from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
 from schedlab.reports.tables import KEY_METRICS, aggregate, diff_table, mean_table, ratio_table
-from schedlab.run import RunResult, simulate
+from schedlab.run import RunResult, run_resolved
 from schedlab.stats import seed_list
 
 __all__ = ["compare", "aggregate", "parse_policy", "split_policies", "summary_row", "mean_table",
@@ -189,7 +192,7 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     jobs = [(si, seed, spec) for si, seed in enumerate(seed_values) for spec in specs]
     stats.update(total=len(jobs), kept=0, done=0, out=str(out) if out is not None else None)
     rows: dict[tuple[str, int], dict[str, Any]] = {}
-    digests: dict[str, list[plots.RunDigest]] = {}
+    digests: dict[str, list[run_digest.RunDigest]] = {}
     if store is not None:
         for si, seed, (lab, pid, p, full) in jobs:
             row = store.get(lab, full, seed)
@@ -230,8 +233,10 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         if remote:
             import concurrent.futures as cf
             import multiprocessing as mp
+            from schedlab._workers import init_worker
             pool = cf.ProcessPoolExecutor(max_workers=max(1, min(n_workers, len(remote))),
-                                          mp_context=mp.get_context("spawn"))
+                                          mp_context=mp.get_context("spawn"),
+                                          initializer=init_worker)
             futures = [pool.submit(_remote_run, str(workload), str(cluster), lab, pid, p, full,
                                    seed, si, config.model_dump())
                        for si, seed, (lab, pid, p, full) in remote]
@@ -241,15 +246,17 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
                                                       [(0, seed_values[0], sp) for sp in specs
                                                        if (sp[0], 0) in rows]):
             if seed not in loaded_by_seed:
-                loaded_by_seed = {seed: resolve_workload(workload, seed=seed)}
-            res = simulate(loaded_by_seed[seed], run_cluster, pid, params=p, seed=seed, config=config)
+                loaded = resolve_workload(workload, seed=seed)
+                loaded_by_seed = {seed: (loaded, resolve_cluster(run_cluster, loaded.trace_cluster,
+                                                                 workload_label=loaded.label))}
+            res = _run(*loaded_by_seed[seed], pid, p, seed, config)
             if si == 0:
                 first_runs[lab] = res
                 for cls, vals in res.summary.get("per_class", {}).items():
                     per_class_rows.append({"policy": lab, "class": cls, **vals})
             if (lab, si) not in rows:
-                finished({**_run_row(res, lab, pid, full, seed, si, loaded_by_seed[seed].workload),
-                          "_digest": plots.digest(res)})
+                finished({**_run_row(res, lab, pid, full, seed, si, loaded_by_seed[seed][0].workload),
+                          "_digest": run_digest.digest(res)})
         for fut in futures:
             finished(fut.result())
     except BaseException:
@@ -314,14 +321,22 @@ def _run_row(res: RunResult, lab: str, pid: str, full: dict[str, Any], seed: int
             "warnings": len(res.warnings), "wall_seconds": res.wall_seconds}
 
 
+def _run(loaded: LoadedWorkload, spec: ClusterSpec, pid: str, p: dict[str, Any], seed: int,
+         config: Any) -> RunResult:
+    """One run of inputs resolved once per seed: only the policy is built per run (a fresh
+    instance); the workload and cluster pass through :func:`resolve_run` as they are."""
+    return run_resolved(resolve_run(loaded, spec, pid, params=p, seed=seed, config=config))
+
+
 def _remote_run(workload: str, cluster: str, lab: str, pid: str, p: dict[str, Any],
                 full: dict[str, Any], seed: int, si: int, config: dict[str, Any]) -> dict[str, Any]:
     """One run in a pool worker (a fresh process: everything is resolved from strings)."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is handled by the parent
     loaded = resolve_workload(workload, seed=seed)
-    res = simulate(loaded, cluster, pid, params=p, seed=seed, config=config)
-    return {**_run_row(res, lab, pid, full, seed, si, loaded.workload), "_digest": plots.digest(res)}
+    spec = resolve_cluster(cluster, loaded.trace_cluster, workload_label=loaded.label)
+    res = _run(loaded, spec, pid, p, seed, config)
+    return {**_run_row(res, lab, pid, full, seed, si, loaded.workload), "_digest": run_digest.digest(res)}
 
 
 class _RunStore:
@@ -363,16 +378,16 @@ class _RunStore:
         except (OSError, json.JSONDecodeError):
             return None
 
-    def get_digest(self, lab: str, full: dict[str, Any], seed: int) -> plots.RunDigest | None:
-        """The figures' data of a kept run (None for runs kept by an older version)."""
+    def get_digest(self, lab: str, full: dict[str, Any], seed: int) -> run_digest.RunDigest | None:
+        """The figures' data of a kept run (None where it is missing or unreadable)."""
         path = self._path(lab, full, seed).with_suffix(".digest.pkl")
         try:
             dg = pickle.loads(path.read_bytes())
         except Exception:       # missing, or half-written by a crash: the figures do without
             return None
-        return dg if isinstance(dg, plots.RunDigest) else None
+        return dg if isinstance(dg, run_digest.RunDigest) else None
 
-    def put(self, row: dict[str, Any], digest: plots.RunDigest | None = None) -> None:
+    def put(self, row: dict[str, Any], digest: run_digest.RunDigest | None = None) -> None:
         path = self._path(row["policy"], json.loads(row["params"]), row["seed"])
         if digest is not None:   # first, so a kept row always has its digest beside it
             dtmp = path.with_suffix(".digest.tmp")
@@ -406,7 +421,7 @@ def _outcome_table(runs: Mapping[str, RunResult]) -> pd.DataFrame:
 
 def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[str, RunResult], *,
                          meta: Mapping[str, Any], per_class: pd.DataFrame | None = None,
-                         seed_runs: Mapping[str, Sequence[plots.RunDigest]] | None = None,
+                         seed_runs: Mapping[str, Sequence[run_digest.RunDigest]] | None = None,
                          title: str = "schedlab policy comparison") -> Path:
     """Write the comparison's HTML report.
 

@@ -11,8 +11,8 @@ uninformative), and
 :func:`plot_evictions` takes the per-run table, so it covers every seed. The per-job bars
 and the per-machine heat map show one run per label (the first seed given).
 
-:func:`digest` reduces a run to what the figures need (a few hundred kilobytes at most,
-picklable), so a process pool can send it back instead of the whole run.
+:func:`digest` reduces a run to what the figures need (:mod:`schedlab.reports.run_digest`,
+which also pools seeds), so a process pool can send it back instead of the whole run.
 :func:`figure_png` turns a figure into PNG bytes (the HTML report embeds them as base64).
 
 Functions
@@ -28,11 +28,15 @@ Functions
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from schedlab.reports.run_digest import (RunDigest, Runs, as_digests, digest, first_runs,
+                                         job_classes, pooled_band, seed_note, step_means,
+                                         time_limit, utilization_series)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -46,7 +50,6 @@ __all__ = ["MAX_CLASS_ROWS", "NothingToShow", "RunDigest", "digest", "figure_png
 #: Rows of the CDF figure: all jobs, then the largest classes (3 panels per row).
 MAX_CLASS_ROWS = 4
 _MAX_BAR_JOBS = 150
-_MAX_POINTS = 2000
 _GRID_POINTS = 400          # time bins (utilization) and x points (CDFs) when pooling seeds
 
 
@@ -58,25 +61,6 @@ class NothingToShow:
 
     def __str__(self) -> str:
         return self.reason
-
-
-@dataclass
-class RunDigest:
-    """What the seed-pooling figures need from one run: small and picklable.
-
-    ``utilization`` maps a resource to ``(time, allocated %, used %)`` (at most
-    :data:`_MAX_POINTS` points); ``jobs`` has the columns ``submit_time``, ``wait``, ``jct``,
-    ``slowdown`` and ``job_class``.
-    """
-
-    end_time: float
-    utilization: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
-    jobs: pd.DataFrame = field(repr=False)
-    seed: int | None = None
-
-
-RunLike = Union["RunResult", RunDigest]
-Runs = Mapping[str, Union[RunLike, Sequence[RunLike]]]
 
 
 def _plt():
@@ -108,148 +92,13 @@ def _colors(n: int) -> list:
     return [cmap(i % 10) for i in range(n)]
 
 
-def _step_means(t: np.ndarray, v: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Time-weighted means of the step function (t, v) over the bins ``edges`` (0 before ``t[0]``)."""
-    t = np.asarray(t, float)
-    v = np.where(np.isfinite(v), np.asarray(v, float), 0.0)
-    edges = np.asarray(edges, float)
-    tt = np.append(t, max(edges[-1], t[-1]))
-    cum = np.concatenate([[0.0], np.cumsum(v * np.diff(tt))])  # integral at each t
-    x = np.clip(edges, t[0], tt[-1])
-    idx = np.clip(np.searchsorted(tt, x, side="right") - 1, 0, len(t) - 1)
-    integ = cum[idx] + v[idx] * (x - tt[idx])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.diff(integ) / np.diff(edges)
-
-
-def _binned_step(t: np.ndarray, v: np.ndarray, end: float, nbins: int) -> tuple[np.ndarray, np.ndarray]:
-    """Time-weighted means of the step function (t, v) over ``nbins`` equal bins up to ``end``."""
-    t = np.asarray(t, float)
-    start = float(t[0])
-    if end <= start:
-        return t[:1], np.where(np.isfinite(v[:1]), v[:1], 0.0)
-    edges = np.linspace(start, end, nbins + 1)
-    return edges[:-1], _step_means(t, v, edges)
-
-
-def utilization_series(res: "RunResult", resource: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(time, allocated %, used %)`` of ``resource`` over the run, at most ~2000 points."""
-    lv = res.levels
-    if lv.empty or f"{resource}_capacity" not in lv:
-        return np.zeros(0), np.zeros(0), np.zeros(0)
-    cap = lv[f"{resource}_capacity"].to_numpy(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alloc = 100.0 * lv[f"{resource}_allocated"].to_numpy(float) / cap
-        used = 100.0 * lv[f"{resource}_used"].to_numpy(float) / cap
-    t = lv["time"].to_numpy(float)
-    end = _end_time(res)
-    keep = t <= end
-    t, alloc, used = t[keep], alloc[keep], used[keep]
-    if len(t) > _MAX_POINTS:
-        tb, alloc = _binned_step(t, alloc, end, _MAX_POINTS)
-        _, used = _binned_step(t, used, end, _MAX_POINTS)
-        t = tb
-    return t, alloc, used
-
-
-def _end_time(res: "RunResult") -> float:
-    end = res.jobs["end_time"].to_numpy(float)
-    if np.isfinite(end).any():
-        return float(np.nanmax(end))
-    t = res.levels["time"].to_numpy(float)
-    return float(t[-1]) if len(t) else 0.0
-
-
-def _run_resources(res: "RunResult") -> list[str]:
-    from schedlab.cluster.spec import RESOURCES
-    lv = res.levels
-    out = []
-    for r in RESOURCES:
-        col = f"{r}_capacity"
-        if col in lv and len(lv):
-            cap = lv[col].to_numpy(float)
-            if np.isfinite(cap).all() and (cap > 0).all():
-                out.append(r)
-    return out
-
-
-def job_classes(jobs: pd.DataFrame) -> pd.Series:
-    """A job's class: ``priority=<p>``, prefixed with ``queue=<q>`` when there are several queues."""
-    cls = "priority=" + jobs["priority"].astype(str)
-    if "queue" in jobs and jobs["queue"].nunique() > 1:
-        cls = "queue=" + jobs["queue"].astype(str) + " " + cls
-    return cls
-
-
-def digest(res: "RunResult | RunDigest") -> RunDigest:
-    """The figures' data of one run (a digest is returned unchanged)."""
-    if isinstance(res, RunDigest):
-        return res
-    util = {r: utilization_series(res, r) for r in _run_resources(res)}
-    jobs = res.jobs
-    small = pd.DataFrame({c: jobs[c].to_numpy(float) for c in ("submit_time", "wait", "jct", "slowdown")
-                          if c in jobs})
-    small["job_class"] = job_classes(jobs).to_numpy() if len(jobs) else pd.Series(dtype=str)
-    seed = res.meta.get("seed") if isinstance(getattr(res, "meta", None), dict) else None
-    return RunDigest(end_time=_end_time(res), utilization=util, jobs=small,
-                     seed=None if seed is None else int(seed))
-
-
-def _as_list(v: Any) -> list:
-    if isinstance(v, (list, tuple)):
-        return list(v)
-    return [v]
-
-
-def _digests(runs: Runs) -> dict[str, list[RunDigest]]:
-    return {label: [digest(r) for r in _as_list(v)] for label, v in runs.items()}
-
-
-def _firsts(runs: Runs) -> dict[str, "RunResult"]:
-    return {label: _as_list(v)[0] for label, v in runs.items()}
-
-
-def _seed_note(ds: Mapping[str, list[RunDigest]]) -> str:
-    ns = sorted({len(v) for v in ds.values()})
-    if ns == [1]:
-        return "one seed"
-    n = ns[0] if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
-    band = "95% CI" if ns[0] >= 3 else ("range of the 2 seeds" if ns[-1] == 2 else
-                                        "95% CI (range where only 2 seeds)")
-    return f"mean of {n} seeds, band: {band}"
-
-
-def _t_half(x: np.ndarray, axis: int = 0) -> np.ndarray:
-    """Half-width of the 95% Student-t interval of the mean along ``axis`` (NaN for one value)."""
-    n = x.shape[axis]
-    if n < 2:
-        return np.full(np.delete(x.shape, axis), np.nan)
-    from scipy import stats
-    return stats.t.ppf(0.975, n - 1) * x.std(axis=axis, ddof=1) / np.sqrt(n)
-
-
-def _band(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(mean, low, high)`` over seeds (axis 0): the 95% t interval of the mean from 3 seeds,
-    the seeds' range for 2 (a t interval with one degree of freedom spans everything)."""
-    m = x.mean(axis=0)
-    if len(x) >= 3:
-        h = _t_half(x)
-        return m, m - h, m + h
-    return m, x.min(axis=0), x.max(axis=0)
-
-
-def _time_limit(ds: Mapping[str, list[RunDigest]]) -> float:
-    ends = [d.end_time for v in ds.values() for d in v if np.isfinite(d.end_time)]
-    return max(ends) if ends else 1.0
-
-
 def plot_utilization(runs: Runs, resources: Sequence[str] | None = None) -> "Figure | NothingToShow":
     """Allocated (dashed) and used (solid) share of each resource's capacity over time.
 
     With several seeds per label: the time-weighted mean over seeds in equal time bins, with
     a 95% confidence band around the used share.
     """
-    ds = _digests(runs)
+    ds = as_digests(runs)
     if resources is None:
         resources = []
         from schedlab.cluster.spec import RESOURCES
@@ -260,7 +109,7 @@ def plot_utilization(runs: Runs, resources: Sequence[str] | None = None) -> "Fig
     if not resources:
         return NothingToShow("No resource levels were recorded in these runs, so there is no "
                              "utilization to plot.")
-    end = _time_limit(ds)
+    end = time_limit(ds)
     edges = np.linspace(0.0, end, _GRID_POINTS + 1)
     fig, axes = _new_figure(len(resources), 1, sharex=True)
     colors = _colors(len(ds))
@@ -275,10 +124,10 @@ def plot_utilization(runs: Runs, resources: Sequence[str] | None = None) -> "Fig
                 ax.step(t, alloc, where="post", color=c, lw=1.0, ls="--", alpha=0.8,
                         label=f"{label} allocated")
                 continue
-            used = np.array([_step_means(t, u, edges) for t, _, u in series])
-            alloc = np.array([_step_means(t, a, edges) for t, a, _ in series])
+            used = np.array([step_means(t, u, edges) for t, _, u in series])
+            alloc = np.array([step_means(t, a, edges) for t, a, _ in series])
             mid = edges[:-1]
-            m_used, lo, hi = _band(used)
+            m_used, lo, hi = pooled_band(used)
             ax.step(mid, m_used, where="post", color=c, lw=1.2, label=f"{label} used")
             ax.fill_between(mid, np.clip(lo, 0, None), hi, step="post", color=c, alpha=0.18, lw=0)
             ax.step(mid, alloc.mean(axis=0), where="post", color=c, lw=1.0, ls="--", alpha=0.8,
@@ -292,7 +141,7 @@ def plot_utilization(runs: Runs, resources: Sequence[str] | None = None) -> "Fig
     if handles:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(handles)),
                    fontsize="small", frameon=False)
-    fig.suptitle(f"cluster utilization: used (solid) and allocated (dashed); {_seed_note(ds)}",
+    fig.suptitle(f"cluster utilization: used (solid) and allocated (dashed); {seed_note(ds)}",
                  fontsize="medium")
     return fig
 
@@ -359,7 +208,7 @@ def plot_cdfs(runs: Runs) -> "Figure | NothingToShow":
     all; ``per_class_seed0.csv`` has every class). With several seeds per label the curve is
     the mean over seeds of each seed's CDF, with a 95% confidence band. One legend, on top.
     """
-    ds = _digests(runs)
+    ds = as_digests(runs)
     if not any(len(d.jobs) for v in ds.values() for d in v):
         return NothingToShow("No job was submitted in these runs, so there are no waits or "
                              "completion times to plot.")
@@ -389,7 +238,7 @@ def plot_cdfs(runs: Runs) -> "Figure | NothingToShow":
                 if not xs or not len(grid):
                     continue
                 f = np.array([_ecdf_on(x, grid) for x in xs])
-                m, lo, hi = _band(f)
+                m, lo, hi = pooled_band(f)
                 ax.step(grid, m, where="post", color=c, lw=1.2)
                 if len(xs) > 1:
                     ax.fill_between(grid, np.clip(lo, 0, 1), np.clip(hi, 0, 1), step="post",
@@ -413,7 +262,7 @@ def plot_cdfs(runs: Runs) -> "Figure | NothingToShow":
                fontsize="small", frameon=False)
     shown = len(classes) - 1
     extra = "" if n_classes <= shown else f"; the {shown} largest of {n_classes} job classes shown"
-    fig.suptitle(f"CDFs: {_seed_note(ds)}{extra}", fontsize="medium")
+    fig.suptitle(f"CDFs: {seed_note(ds)}{extra}", fontsize="medium")
     return fig
 
 
@@ -422,7 +271,7 @@ def plot_job_bars(runs: Runs, max_jobs: int = _MAX_BAR_JOBS) -> "Figure":
 
     Jobs differ from seed to seed, so each label shows its first run.
     """
-    firsts = {lab: digest(r) for lab, r in _firsts(runs).items()}
+    firsts = {lab: digest(r) for lab, r in first_runs(runs).items()}
     fig, axes = _new_figure(len(firsts), 1, sharex=True, row_height=2.3)
     for ax, (label, d) in zip(axes[:, 0], firsts.items()):
         jobs = d.jobs.sort_values("submit_time", kind="stable").head(max_jobs)
@@ -522,14 +371,14 @@ def plot_heatmap(runs: Runs, resource: str = "cpu", *, used: bool = True) -> "Fi
     Each label shows its first run. Every panel spans the same time range, so the panels'
     time axes line up with each other (and with :func:`plot_utilization`'s).
     """
-    firsts = _firsts(runs)
+    firsts = first_runs(runs)
     mats = {lab: _heat_matrix(r, resource, used) if not isinstance(r, RunDigest) else None
             for lab, r in firsts.items()}
     if all(m is None for m in mats.values()):
         return NothingToShow(f"No per-machine {resource} samples were recorded in these runs, "
                              "so there is no heat map.")
     what = "used" if used else "allocated"
-    end = max([_time_limit(_digests(runs))] + [m[0][-1] for m in mats.values() if m is not None])
+    end = max([time_limit(as_digests(runs))] + [m[0][-1] for m in mats.values() if m is not None])
     fig, axes = _new_figure(len(firsts), 1, row_height=2.6, sharex=True)
     im = None
     for ax, (label, m) in zip(axes[:, 0], mats.items()):

@@ -21,6 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
+from schedlab._workers import init_worker
+
 __all__ = ["run_jobs", "code_fingerprint", "job_key"]
 
 
@@ -50,10 +52,8 @@ def _pool_context() -> mp.context.BaseContext:
 
 
 def _nice() -> None:
-    try:
-        os.nice(10)
-    except OSError:
-        pass
+    """Each worker: dies with this process (see schedlab._workers), runs at nice 10."""
+    init_worker(nice=10)
 
 
 def _fmt_s(s: float) -> str:

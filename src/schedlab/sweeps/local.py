@@ -1,6 +1,6 @@
 """The default backend: a local process pool using all cores.
 
-Workers ignore SIGINT; the driver catches Ctrl-C, terminates the workers and returns
+Workers ignore SIGINT and die with the driver, SIGKILL included (schedlab._workers); the driver catches Ctrl-C, terminates the workers and returns
 control. Results already handed to ``on_result`` were written, so the same command
 resumes the sweep.
 """
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, Callable, Sequence
 
+from schedlab._workers import init_worker
 from schedlab.sweeps.spec import TrialConfig
 from schedlab.sweeps.trial import config_columns, run_trial
 
@@ -23,10 +23,6 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def run_local(trials: Sequence[TrialConfig], on_result: Callable[[dict[str, Any]], None], *,
@@ -46,7 +42,7 @@ def run_local(trials: Sequence[TrialConfig], on_result: Callable[[dict[str, Any]
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     ex = ProcessPoolExecutor(max_workers=min(workers, len(trials)), mp_context=ctx,
-                             initializer=_ignore_sigint)
+                             initializer=init_worker)
     try:
         pending = {ex.submit(run_trial, cfg.model_dump()): cfg for cfg in trials}
         while pending:

@@ -5,12 +5,18 @@ Layout of ``OUT/``::
     sweep.toml               the spec that was run (the latest one)
     trials.parquet           every trial of that spec: id and config columns
     results/trial-<id>.parquet   one row per finished trial, written atomically
+    superseded/trial-<id>.parquet   results of trials the latest spec no longer has
 
 A result file is written to a temporary name in the same directory, flushed to disk, and
 renamed into place (``os.replace`` is atomic on POSIX), so an interruption leaves either
 the whole file or nothing. The file name is the trial id, so a trial can never appear
 twice, and a rerun skips every id already present (``ok`` and ``failed``; trials whose
 worker or node was lost, ``lost``, are run again).
+
+The id hashes the content of the workload and cluster files, so editing one gives the same
+policy and seed a new id. ``results/`` holds exactly the trials of the latest spec (one
+result per policy, parameters and seed): writing the manifest moves the others to
+``superseded/``, and back if a later spec (the edit undone) has them again.
 
 Read the dataset with :func:`load_results` (it tolerates columns that differ between
 policies) or, when every trial has the same columns, ``pandas.read_parquet(OUT/"results")``.
@@ -77,6 +83,8 @@ class ResultStore:
         return out
 
     def write_manifest(self, spec_text: str | None, trials: Sequence[Any]) -> None:
+        """Record the spec and its trials; keep in ``results/`` only these trials' results."""
+        self._keep_only({t.trial_id for t in trials})
         if spec_text is not None:
             _atomic_text(self.root / "sweep.toml", spec_text)
         rows = [config_columns(t) for t in trials]
@@ -84,6 +92,17 @@ class ResultStore:
         tmp = self.root / ".trials.parquet.tmp"
         df.to_parquet(tmp, index=False)
         os.replace(tmp, self.root / "trials.parquet")
+
+    def _keep_only(self, ids: set[str]) -> None:
+        aside = self.root / "superseded"
+        for p in sorted(self.dir.glob("trial-*.parquet")):
+            if p.stem[len("trial-"):] not in ids:
+                aside.mkdir(exist_ok=True)
+                os.replace(p, aside / p.name)
+        if aside.is_dir():
+            for p in sorted(aside.glob("trial-*.parquet")):
+                if p.stem[len("trial-"):] in ids:
+                    os.replace(p, self.path_for(p.stem[len("trial-"):]))
 
     def load(self, ids: Iterable[str] | None = None) -> pd.DataFrame:
         return load_results(self.root, ids=ids)
@@ -114,7 +133,10 @@ def load_results(out: str | Path, *, ids: Iterable[str] | None = None) -> pd.Dat
     if len(df) and order.exists():
         pos = {t: i for i, t in enumerate(pd.read_parquet(order, columns=["trial_id"])["trial_id"])}
         df["_order"] = df["trial_id"].map(pos)
-        df = df.sort_values("_order", kind="stable", na_position="last").drop(columns="_order")
+        # a stray result of a trial the spec no longer has (a store written before
+        # superseded/ existed) is not part of the sweep
+        df = df[df["_order"].notna()]
+        df = df.sort_values("_order", kind="stable").drop(columns="_order")
         df = df.reset_index(drop=True)
     return df
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from schedlab._limits import BYTES_PER_INSTANCE, check_fits_in_memory
 from schedlab.errors import InputError
 from schedlab.workload.edges import csr, parent_lists, parent_rows, topological_levels
 from schedlab.workload.usage_steps import STEPS_COLUMN, segments_from_table
@@ -92,6 +93,11 @@ def normalize_workload(df: pd.DataFrame, *, source: str = "<workload>",
         i = _first_bad(~np.isfinite(submit))
         raise InputError(f"submit_time {submit[i]} is not finite", file=source,
                          row=i + row_offset, column="submit_time", expected="a finite time in seconds")
+    if (submit < 0).any():
+        # the engine's clock starts at 0: an earlier arrival would be in its past
+        i = _first_bad(submit < 0)
+        raise InputError(f"negative value {submit[i]:g}", file=source, row=i + row_offset,
+                         column="submit_time", expected="a time >= 0 in seconds")
     cols["submit_time"] = submit
     for col in ("duration", "cpu", "mem"):
         cols[col] = _to_float(df, col, source, row_offset, allow_missing=False)
@@ -134,6 +140,10 @@ def normalize_workload(df: pd.DataFrame, *, source: str = "<workload>",
         i = _first_bad(bad)
         raise InputError(f"instances {inst[i]:g} is not a whole number >= 1", file=source,
                          row=i + row_offset, column="instances", expected="an integer >= 1")
+    # refused before the engine multiplies rows out into per-instance arrays
+    i = int(np.argmax(inst))
+    check_fits_in_memory(inst.sum(), BYTES_PER_INSTANCE, "task instances", file=source,
+                         row=i + row_offset, column="instances")
     cols["instances"] = inst.astype(np.int64)
     prio = np.asarray(cols["priority"], dtype=float)
     bad = prio != np.round(prio)
