@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from schedlab.papers.dress.checks import KINDS, SHARES, claim_checks
-from schedlab.papers.dress.reproduce import toy_fcfs, toy_reorder
+from schedlab.papers.dress.runs import toy_fcfs, toy_reorder
 from schedlab.reproduce.common import ACCEPTANCE_COLUMNS, acceptance_frame
 
 IDS = [f"S{i}" for i in range(1, 10)]

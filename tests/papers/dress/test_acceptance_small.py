@@ -12,7 +12,9 @@ import pytest
 
 from schedlab.papers.dress.metrics import compare_runs
 from schedlab.reproduce.calibration import calibration_seeds, load_calibration
-from schedlab.papers.dress.reproduce import TARGETS, DressRun, calibrated_scales, simulate_run
+from schedlab.papers.dress.calibration import calibrated_scales
+from schedlab.papers.dress.checks import TARGETS
+from schedlab.papers.dress.runs import DressRun, simulate_run
 
 KINDS = ("spark", "mr")
 

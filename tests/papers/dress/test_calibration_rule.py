@@ -3,7 +3,7 @@ import math
 
 import pandas as pd
 
-from schedlab.papers.dress.reproduce import _capacity_means, _score, choose_pair
+from schedlab.papers.dress.calibration import _capacity_means, _score, choose_pair
 
 
 def _search(rows):

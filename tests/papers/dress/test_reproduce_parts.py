@@ -3,7 +3,9 @@ import pandas as pd
 import pytest
 
 import schedlab
-from schedlab.papers.dress.reproduce import SmallFirstContainers, _baseline, share_breakdown
+from schedlab.papers.dress.baselines import SmallFirstContainers
+from schedlab.papers.dress.checks import share_breakdown
+from schedlab.papers.dress.runs import _baseline
 from schedlab.papers.dress.workloads import dress_cluster
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from schedlab.papers.dress.reproduce import CAL_TOL, reproduce
+from schedlab.papers.dress.checks import CAL_TOL
+from schedlab.papers.dress.reproduce import reproduce
 from schedlab.reproduce.report import write_outputs
 
 ARCHIVE = Path(str(resources.files("schedlab"))) / "data" / "expected" / "dress"

@@ -1,5 +1,5 @@
 """S7 and S8: the Fig. 1 toy schedules must come out exactly."""
-from schedlab.papers.dress.reproduce import toy_fcfs, toy_reorder
+from schedlab.papers.dress.runs import toy_fcfs, toy_reorder
 
 
 def test_s7_fcfs_toy_is_exact():

@@ -25,7 +25,7 @@ before scaling). Small jobs keep 2-9 containers: the paper defines them as jobs 
 than 10 containers, so scaling them would move jobs across the SD/LD line. Both knobs are
 applied after every random draw, so for one seed the jobs (benchmark, phases, skew rows,
 relative durations) are the same at every knob value. The stored values come from
-``schedlab calibrate dress`` (:func:`schedlab.papers.dress.reproduce.calibrate`).
+``schedlab calibrate dress`` (:func:`schedlab.papers.dress.calibration.calibrate`).
 """
 from __future__ import annotations
 
