@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from schedlab.reproduce.calibration import load_calibration
-from schedlab.papers.hybrid.reproduce import MAP_LOADS, STICKY_SWEEP, reproduce
+from schedlab.papers.hybrid.reproduce import reproduce
+from schedlab.papers.hybrid.runs import MAP_LOADS, STICKY_SWEEP
 from schedlab.reproduce.report import write_outputs
 
 IDS = [f"H{i}" for i in range(1, 13)]

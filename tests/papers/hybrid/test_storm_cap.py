@@ -10,7 +10,7 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import cluster_from_table
-from schedlab.papers.hybrid.reproduce import _simulate_capped
+from schedlab.papers.hybrid.runs import _simulate_capped
 from schedlab.papers.hybrid.workloads import CORE
 
 EVENT = {"unit_time": 0.0}

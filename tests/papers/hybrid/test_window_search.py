@@ -8,12 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from schedlab.papers.hybrid.reproduce import (
-    _objective_J,
-    _window_kw,
-    choose_window,
-    estimate_window_search,
-)
+from schedlab.papers.hybrid.calibration import (_objective_J, _window_kw, choose_window,
+                                                estimate_window_search)
 
 
 def test_objective_is_the_sum_of_absolute_log_ratios_over_pri_row():
