@@ -2,169 +2,30 @@
 
 Each fast path (the RM round's first-fit scan, the scalar launch test, the per-job usage
 ratios, the load levels, the outstanding speculative work, the task -> queue index, the
-batched LLA segments) is compared with a reference written plainly here: on randomized
+batched LLA segments) is compared with its plain reference
+(:mod:`schedlab.papers.rose._reference`): on randomized
 inputs, bit for bit, and at every decision of small runs (a policy whose fast paths are
 swapped for the references must return the same actions at every tick).
 """
 from __future__ import annotations
 
 import inspect
-import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.testing.same_decisions import assert_same_decisions, assert_same_function
 from schedlab.cluster.spec import FIT_TOLERANCE as EPS
-from schedlab.cluster.spec import homogeneous_cluster
 from schedlab.policies import make_policy
 from schedlab.papers.rose import _layered as layered, _lla_batch as lla, _nm
-from schedlab.papers.rose.algorithms import segments
-from schedlab.cluster.actions import Dequeue
-from schedlab.papers.rose._layered import ceil_div
 from schedlab.papers.rose._tick import TickState
 from schedlab.papers.rose.policy import RosePolicy
 from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
-
-NL = 4
-
-
-# ------------------------------------------------------------------ references
-def ref_trimmed_rows(x: np.ndarray, tukey_k: float) -> np.ndarray:
-    """Row-wise trimmed mean with numpy's percentile."""
-    if x.shape[1] < 4:
-        return x.mean(axis=1)
-    q1, q3 = np.percentile(x, [25.0, 75.0], axis=1)
-    iqr = q3 - q1
-    keep = (x >= (q1 - tukey_k * iqr)[:, None]) & (x <= (q3 + tukey_k * iqr)[:, None])
-    return (x * keep).sum(axis=1) / keep.sum(axis=1)
-
-
-def ref_segment_means(d: np.ndarray, k_seg: int, tukey_k: float) -> np.ndarray:
-    """One trimmed-mean call per segment."""
-    n = d.shape[1]
-    return np.stack([ref_trimmed_rows(d[:, lo:hi], tukey_k) for lo, hi in segments(n, k_seg)],
-                    axis=1)
-
-
-def ref_load_levels(used: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    cap = cap[:, :NL]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(np.isfinite(cap) & (cap > 0), used[:, :NL] / cap, 0.0)
-
-
-class Reference:
-    """Mixin: the fast paths of LayeredPolicy, written the straightforward way."""
-
-    def can_launch(self, st, m, t):
-        if st.spec_n[m] >= self.params.N_spec_max:
-            return False
-        w = self.workload
-        req = w.request[t, :NL]
-        if ((st.spec_req[m, :NL] + req) > self._lim_rho[m]).any():
-            return False
-        e = st.ratio[w.job[t], :NL] * req
-        return not ((st.used[m, :NL] + e) > self._lim_launch[m]).any()
-
-    def instant_load(self, st):
-        return ref_load_levels(st.used, st.cap)
-
-    def _job_ratio(self, view):
-        w = self.workload
-        done = np.asarray(view.completed, dtype=float)
-        key = float(done.sum())
-        if key == self._ratio_key:
-            return self._ratio_val
-        J = w.n_jobs
-        den = np.bincount(w.job, weights=done, minlength=J)
-        out = np.ones((J, w.request.shape[1]))
-        if den.any():
-            for r in range(NL):
-                num = np.bincount(w.job, weights=done * self._task_ratio[:, r], minlength=J)
-                out[:, r] = np.where(den > 0, num / np.maximum(den, 1e-300), 1.0)
-        self._ratio_key = key
-        self._ratio_val = out
-        return out
-
-    def spec_outstanding(self, st):
-        w = self.workload
-        out: dict = {}
-        ts, cs = [], []
-        for m, lst in st.qm.items():
-            for t, c, _ in lst:
-                key = (int(w.job[t]), m)
-                out[key] = out.get(key, 0) + c
-                ts.append(t)
-                cs.append(c)
-        for m, lst in st.spec_on.items():
-            for g in lst:
-                key = (int(w.job[g[1]]), m)
-                out[key] = out.get(key, 0) + g[2]
-                ts.append(g[1])
-                cs.append(g[2])
-        if not ts:
-            return out, np.zeros(w.n_jobs)
-        return out, np.bincount(w.job[np.asarray(ts)], weights=np.asarray(cs, dtype=float),
-                                minlength=w.n_jobs)
-
-    def _rm_round(self, view, st):
-        """The RM round: every fit test over every task from the start of the FIFO order."""
-        w = self.workload
-        M = len(st.cap)
-        beats = np.flatnonzero(((np.arange(M) + self._k) % self._nm_ticks == 0) & st.alive)
-        if not len(beats):
-            return
-        self.on_heartbeats(view, st, beats)
-        demand = st.pend.copy()
-        spec_tasks = np.zeros(0, dtype=np.int64)
-        if self.upgrades:
-            qt = [e[0] for lst in st.qm.values() for e in lst]
-            if qt:
-                qc = [e[1] for lst in st.qm.values() for e in lst]
-                np.add.at(demand, np.asarray(qt, dtype=np.int64), np.asarray(qc, dtype=np.int64))
-            spec_tasks = np.unique([g[1] for lst in st.spec_on.values() for g in lst]).astype(np.int64)
-        tasks = np.union1d(np.flatnonzero(demand > 0), spec_tasks)
-        if not len(tasks):
-            return
-        order = tasks[np.lexsort((tasks, view.ready_time[tasks], self._task_key[tasks]))]
-        pos_of = np.empty(w.n_tasks, dtype=np.int64)
-        pos_of[order] = np.arange(len(order))
-        req_o = w.request[order]
-        dem_o = demand[order].astype(np.int64)
-        min_req = req_o.min(axis=0)
-        for n in beats:
-            n = int(n)
-            f = st.free[n]
-            extra = np.zeros(len(order), dtype=np.int64)
-            if self.upgrades:
-                for g in st.spec_on.get(n, ()):
-                    extra[pos_of[g[1]]] += g[2]
-            live = (dem_o + extra) > 0
-            while True:
-                if (f < min_req - EPS).any():
-                    break
-                ok = np.flatnonzero(live & (req_o <= f + EPS).all(axis=1))
-                if not len(ok):
-                    break
-                i = int(ok[0])
-                t = int(order[i])
-                req = req_o[i]
-                pos = req > 0
-                want = int(dem_o[i] + extra[i])
-                k = int(np.floor((f[pos] + EPS) / req[pos]).min()) if pos.any() else want
-                k = min(k, want)
-                got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
-                if got:
-                    extra[i] -= promoted
-                    dem_o[i] -= got - promoted
-                    f -= req * got
-                    self.counters["regular_grants"] += got
-                if not got or dem_o[i] + extra[i] <= 0:
-                    live[i] = False
+from schedlab.papers.rose._reference import (NL, Reference, RoseReference, ref_load_levels,
+                                             ref_segment_means)
 
 
 def switch(monkeypatch, owner, name, ref) -> None:
@@ -374,111 +235,6 @@ def test_quartiles_are_numpys_percentiles(n, seed, rounded, scale):
 
 
 # ------------------------------------------------------------------ walk, watch, timeouts
-class RoseReference:
-    """RosePolicy's AM walk, TBAMR watch and monitor window, and the NM timeout detector,
-    written the straightforward way (every task walks every candidate; numpy per item)."""
-
-    def _walk(self, st, tasks, cands, elig_job, out, budget, load):
-        p = self.params
-        now = st.now
-        exhausted: set = set()
-        usable_of: dict = {}
-        overloaded = self.overloaded(load)
-        budget_of = budget.tolist()
-        for t in tasks.tolist():
-            j = int(self.workload.job[t])
-            if j in exhausted:
-                continue
-            n_left = min(int(st.pend[t]), max(0, math.floor(budget_of[j] + 1e-9)))
-            if n_left <= 0:
-                continue
-            usable = usable_of.get(j)
-            if usable is None:
-                until = self._rejected_by_job.get(j, {})
-                usable = usable_of[j] = [m for m in cands if until.get(m, -math.inf) <= now]
-            cap_jm = ceil_div(float(elig_job[j]), len(cands))
-            bad = self._timed_out_at.get(t, ())
-            for m in list(usable):
-                if n_left <= 0:
-                    break
-                if m in bad:
-                    continue
-                room = cap_jm - out.get((j, m), 0)
-                if room <= 0:
-                    continue
-                self.counters["spec_requests"] += 1
-                self.task_sent[t] += 1
-                full = st.qlen[m] >= p.Q_max
-                if full or overloaded[m]:
-                    self._rejected_by_job.setdefault(j, {})[m] = now + p.Y
-                    usable.remove(m)
-                    self.counters["spec_rejected_queue_full" if full else "spec_rejected_overloaded"] += 1
-                    self.task_excluded[t] = True
-                    continue
-                c = min(n_left, room, p.Q_max - int(st.qlen[m]))
-                self.enqueue(st, t, m, c, reason=f"rose speculative (list v{self.version})")
-                out[(j, m)] = out.get((j, m), 0) + c
-                budget_of[j] -= c
-                n_left -= c
-            if not usable:
-                exhausted.add(j)
-
-    def observe(self, view, st):
-        p = self.params
-        if self.every(p.X):
-            self._hist = np.roll(self._hist, -1, axis=2)
-            self._hist[:, :, -1] = self.instant_load(st)
-            self._n_rec = min(self._n_rec + 1, p.W)
-        if p.tbamr:
-            self._watch_tasks(view, st)
-        if self.every(p.Y) and self._n_rec:
-            self._report_and_filter(view, st)
-
-    def _watch_tasks(self, view, st):
-        w = self.workload
-        rg = st.running_groups(view)
-        if len(rg):
-            elapsed = st.now - rg.start_time
-            limit = self.params.tail_factor * w.duration[rg.task] / np.asarray(view.speed)[rg.machine]
-            for i in np.flatnonzero(rg.running & (elapsed > limit)):
-                key = (int(rg.gid[i]), float(rg.start_time[i]))
-                if key in self._tailed:
-                    continue
-                self._tailed.add(key)
-                pen = self._job_pen.setdefault(int(w.job[rg.task[i]]), {})
-                m = int(rg.machine[i])
-                pen[m] = pen.get(m, 0) + int(rg.count[i])
-        ended = np.asarray(view.ended)
-        left = np.bincount(w.job, weights=(ended < w.instances), minlength=w.n_jobs)
-        for j in np.flatnonzero((left == 0) & ~self._done_jobs):
-            self._done_jobs[j] = True
-            pen = self._job_pen.pop(int(j), {})
-            self.rating.job_terminated(st.now, [("killed", m) for m, c in pen.items() for _ in range(c)])
-
-    def _timeout(self, view, st):
-        w, p = self.workload, self.params
-        for m in list(st.qm):
-            lst = st.qm[m]
-            for e in list(lst):
-                t, c, tq = e
-                if st.now - tq <= self.timeout_for(int(w.job[t])):
-                    continue
-                st.actions.append(Dequeue(t, m, c, reason="timeout detector: head-of-line blocking"))
-                lst.remove(e)
-                st.forget(m, t)
-                st.qlen[m] -= c
-                st.pend[t] += c
-                self._timeouts[t] += c
-                self._timed_out_at.setdefault(t, set()).add(m)
-                self.counters["spec_timeouts"] += c
-                self.counters["spec_rescheduled"] += c
-                self.task_rescheduled[t] = True
-                if self._timeouts[t] >= p.R_max * w.instances[t]:
-                    self._no_spec[t] = True
-            if not lst:
-                del st.qm[m]
-
-
 @pytest.mark.parametrize("params", [{"rho_max": 0.5}, {"mL": 10**6, "d": 1, "rho_max": 1.0},
                                     {"candidates": "random", "Q_max": 4, "T_to": 4.0},
                                     {"adaptive_timeout": True, "Q_max": 5}])

@@ -21,7 +21,8 @@ from schedlab.papers.rose import _layered as layered, _nm
 from schedlab.papers.rose._tick import TickState
 from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1
-from tests.papers.rose.test_fast_paths import Reference, _random_state
+from schedlab.papers.rose._reference import Reference
+from tests.papers.rose.test_fast_paths import _random_state
 
 NL = 4
 

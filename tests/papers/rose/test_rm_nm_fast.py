@@ -7,8 +7,6 @@ and end with the same counters), and on randomized inputs for the pieces that st
 """
 from __future__ import annotations
 
-import heapq
-import math
 
 import numpy as np
 import pytest
@@ -16,9 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedlab
-from schedlab.cluster.actions import Dequeue, Place, Promote
 from schedlab.cluster.spec import FIT_TOLERANCE as EPS
-from schedlab.cluster.spec import R_MEM
 from schedlab.policies import make_policy
 from schedlab.papers.rose import _nm as nm, _rm as rm
 from schedlab.papers.rose._tick import TickState
@@ -26,193 +22,11 @@ from schedlab.papers.rose.sparrow import SparrowPolicy
 from schedlab.papers.rose.yarn_opportunistic import YarnOpportunisticPolicy
 from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
-from tests.papers.rose.test_fast_paths import Reference, RoseReference, ref_load_levels, same_runs, switch
+from schedlab.papers.rose._reference import (Plain, PlainB1, PlainB2, heap_allocation, ref_load_levels)
+from tests.papers.rose.test_fast_paths import same_runs, switch
 
 NL = nm.N_LOAD
 
-
-# ------------------------------------------------------------------ plain versions
-class Plain:
-    """The rules written the straightforward way: numpy rows, every fit test over the
-    whole FIFO order from its start, one counter update per event."""
-
-    _rm_round = Reference._rm_round        # every fit test from the FIFO order's start
-
-    def _grant(self, view, st, n, t, k, *, free_row=None):
-        w = self.workload
-        j = int(w.job[t])
-        got = promoted = 0
-        if self.upgrades:
-            for g in list(st.spec_on.get(n, [])):
-                if got >= k:
-                    break
-                if g[1] != t or g[2] > k - got:
-                    continue
-                st.actions.append(Promote(g[0], reason="rose upgrade: grant on the same node"))
-                st.spec_on[n].remove(g)
-                st.spec_n[n] -= g[2]
-                st.spec_req[n] -= w.request[t] * g[2]
-                got += g[2]
-                promoted += g[2]
-                self._upgraded[j] += g[2]
-                self.counters["upgrades_promoted"] += g[2]
-            if got < k and n in st.qm:
-                c = self._take_queued(st, n, t, k - got)
-                if c:
-                    st.actions.append(Dequeue(t, n, c, reason="rose upgrade: queued here"))
-                    self._regular_place(st, n, t, c, delay=0.0)
-                    got += c
-                    self._upgraded[j] += c
-                    self.counters["upgrades_dequeued"] += c
-        if got < k and st.pend[t] > 0:
-            c = min(k - got, int(st.pend[t]))
-            st.pend[t] -= c
-            self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
-            got += c
-        if self.upgrades and got < k:
-            for m in list(st.q_by_task.get(t, ())):
-                if got >= k:
-                    break
-                c = self._take_queued(st, m, t, k - got)
-                if c:
-                    st.actions.append(Dequeue(t, m, c, reason="rose upgrade: queued elsewhere"))
-                    self._regular_place(st, n, t, c, delay=self._am_delay(j, st.now))
-                    got += c
-                    self._upgraded[j] += c
-                    self.counters["upgrades_dequeued"] += c
-        return got, promoted
-
-    def _regular_place(self, st, n, t, c, *, delay, free_row=None):
-        w = self.workload
-        if self.speculates:
-            est = st.ratio[w.job[t]] * w.request[t] * c
-            lim = self.params.theta_kill[R_MEM] * st.cap[n, R_MEM]
-            if st.used[n, R_MEM] + est[R_MEM] > lim:
-                self._kill_until(st, n, lambda: st.used[n, R_MEM] + est[R_MEM] <= lim,
-                                 reason="regular container needs memory")
-            st.used[n] += est
-            st.used_changed(n)
-        st.actions.append(Place(t, n, c, startup_delay=delay, reason="RM grant at NM heartbeat"))
-        st.free[n] -= w.request[t] * c
-
-    def _protect(self, view, st):
-        p = self.params
-        kill = np.asarray(p.theta_kill)
-        u = ref_load_levels(st.used, st.cap)
-        self._over_time = np.where(u > kill, self._over_time + p.tick, 0.0)
-        if not st.spec_on:
-            return
-        comp = [r for r in range(NL) if r != R_MEM]
-        for m in list(st.spec_on):
-            if u[m, R_MEM] > kill[R_MEM]:
-                lim = p.theta_launch[R_MEM] * st.cap[m, R_MEM]
-                self._kill_until(st, m, lambda m=m, lim=lim: st.used[m, R_MEM] <= lim,
-                                 reason="memory above theta_kill")
-            if (self._over_time[m, comp] >= p.T_throttle - EPS).any() and p.T_throttle >= 0:
-                self._kill_one(st, m, reason="throttle: compressible resource above theta_kill")
-
-    _timeout = RoseReference._timeout
-
-    def launch(self, view, st):
-        for m in sorted(st.qm):
-            lst = st.qm[m]
-            while lst:
-                t, c, tq = lst[0]
-                if not self.can_launch(st, m, t):
-                    break
-                st.actions.append(Place(t, m, 1, opportunistic=True, from_queue=True,
-                                        startup_delay=self.params.spec_launch_delay,
-                                        reason="NM threshold launch"))
-                self._started(st, m, t, st.now - tq)
-                st.qlen[m] -= 1
-                if c == 1:
-                    lst.pop(0)
-                    st.forget(m, t)
-                else:
-                    lst[0][1] = c - 1
-            if not lst:
-                del st.qm[m]
-
-
-class PlainB1:
-    """B1's delivery of the containers in flight, one container at a time."""
-
-    def observe(self, view, st):
-        st.pend -= np.minimum(self._inflight_n, st.pend)
-        due = [x for x in self.in_flight() if x[0] <= st.now + 1e-9]
-        if not due:
-            return
-        self._inflight = [b for b in self._inflight if b[0] > st.now + 1e-9]
-        p = self.params
-        for _, t, m in due:
-            self._inflight_n[t] -= 1
-            if view.pending[t] <= 0:
-                continue
-            self.counters["spec_requests"] += 1
-            self.task_sent[t] += 1
-            if p.mQL - int(st.qlen[m]) <= 0 or not st.alive[m]:
-                self.counters["spec_excluded"] += 1
-                self.task_excluded[t] = True
-                st.pend[t] += 1
-                continue
-            st.pend[t] += 1
-            self.enqueue(st, t, m, 1, reason="opportunistic container from the RM")
-
-
-def heap_allocation(nodes, q, per_node, need):
-    """B1's RM allocation as a heap of (queue, rank, node), one pop per container."""
-    q = list(q)
-    heap = [(q[m], i, m) for i, m in enumerate(nodes)]
-    heapq.heapify(heap)
-    left = {m: per_node for m in nodes}
-    out = []
-    while len(out) < need and heap:
-        qm, i, m = heapq.heappop(heap)
-        left[m] -= 1
-        if left[m] > 0:
-            heapq.heappush(heap, (qm + 1, i, m))
-        q[m] += 1
-        out.append(m)
-    return out
-
-
-_sampling_dispatch = SparrowPolicy.dispatch      # batch sampling has no fast path of its own
-
-
-class PlainB2:
-    """B2's random placement with one draw and one counter update per request."""
-
-    def dispatch(self, view, st):
-        if self.params.placement != "random":
-            return _sampling_dispatch(self, view, st)
-        tasks = self.eligible_tasks(view, st)
-        if not len(tasks):
-            return
-        alive = np.flatnonzero(st.alive)
-        overloaded = self.overloaded(self.instant_load(st))
-        p = self.params
-        slots = int(np.maximum(p.Q_max - st.qlen[alive], 0).sum())
-        if slots <= 0:
-            return
-        for t in tasks.tolist():
-            if slots <= 0:
-                break
-            j = int(self.workload.job[t])
-            n = int(min(st.pend[t], slots))
-            for m in self.rng.integers(0, len(alive), size=n).tolist():
-                m = int(alive[m])
-                if m in self._timed_out_at.get(t, ()) or self._rejected.get((j, m), -math.inf) > st.now:
-                    continue
-                self.counters["spec_requests"] += 1
-                self.task_sent[t] += 1
-                full = st.qlen[m] >= p.Q_max
-                if full or overloaded[m]:
-                    self._rejected[(j, m)] = st.now + p.h_AM
-                    self.counters["spec_rejected_queue_full" if full else "spec_rejected_overloaded"] += 1
-                    self.task_excluded[t] = True
-                    continue
-                self.enqueue(st, t, m, 1, reason="random speculative placement")
-                slots -= 1
 
 
 def _use_plain(monkeypatch):

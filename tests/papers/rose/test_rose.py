@@ -499,9 +499,20 @@ def test_reproduce_quick_fills_every_section(tmp_path):
     assert len(reg) == len(REGIME_SPREADS) * len(REGIME_LOADS)
     assert {"regime_map_cpu_ratio", "regime_map_placement_gap"} <= set(res.figures)
     assert set(res.variants["variant"]) == {"Alibaba 2018 usage", "no unhealthy machines"}
+    assert "B2-instant" in set(res.tables["ablation_and_rho_max"]["policy"])
+    assert set(res.meta["stage_seconds"]) == {"acceptance", "whole"}
     written = {p.name for p in write_outputs(res, tmp_path)}
     assert {"acceptance.csv", "calibration.csv", "tuning.csv", "regime_map_rose.csv",
-            "variants.csv", "report.html"} <= written
+            "variants.csv", "report.html", "REPORT.md"} <= written
+    # the acceptance.csv schema: the protocol's columns, the check ids and their kinds
+    from schedlab.reproduce.common import ACCEPTANCE_COLUMNS
+    acc = pd.read_csv(tmp_path / "acceptance.csv")
+    assert list(acc.columns) == ACCEPTANCE_COLUMNS
+    assert list(acc["id"]) == [f"R{i}" for i in range(1, 9)]
+    assert list(acc["kind"]) == ["claim"] * 7 + ["unit"]
+    assert set(acc["verdict"]) <= {"PASS", "FAIL", "INCONCLUSIVE"}
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert runs.loc[runs["workload"] == "W-ROSE-1", "cp_bound"].notna().all()
 
 
 # ------------------------------------------------------------------ R5 mechanism, C2 rule

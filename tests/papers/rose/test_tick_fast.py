@@ -29,7 +29,8 @@ from schedlab.papers.rose._tick import TickState
 from schedlab.papers.rose.policy import RosePolicy
 from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
-from tests.papers.rose.test_fast_paths import RoseReference, _random_state, same_runs, switch
+from schedlab.papers.rose._reference import RoseReference
+from tests.papers.rose.test_fast_paths import _random_state, same_runs, switch
 
 NL = 4
 

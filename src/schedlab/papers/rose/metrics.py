@@ -167,3 +167,13 @@ def placement_mechanism(policy: Any) -> dict[str, float]:
         v = np.asarray(getattr(policy, attr, []), dtype=float)
         out[key] = float(v.mean()) if len(v) else float("nan")
     return out
+
+
+def critical_path_bound(workload: Any) -> float:
+    """R2's bound LB = max_j(submit_j + CP_j) - min_j submit_j, with CP_j job j's longest map
+    task plus its longest reduce task at nominal speed (one longest task per stage, summed):
+    no policy, however many machines it has, finishes the jobs sooner."""
+    f = workload.frame
+    cp = f.groupby(["job_id", "stage"])["duration"].max().groupby(level=0).sum()
+    submit = f.groupby("job_id")["submit_time"].min()
+    return float((submit + cp.reindex(submit.index)).max() - submit.min())

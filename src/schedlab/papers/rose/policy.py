@@ -8,19 +8,17 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.cluster.spec import R_CPU
-from schedlab.papers.rose._layered import LayeredPolicy, SpeculativeParams, ceil_div
-from schedlab.papers.rose._lla_batch import lla_batch
+from schedlab.papers.rose._layered import LayeredPolicy, ceil_div
+from schedlab.papers.rose._monitor import LoadMonitor, MonitorParams
 from schedlab.papers.rose._tick import TickState
 from schedlab.papers.rose.algorithms import MachineRating, mmf
 from schedlab.policies.registry import register
 
 __all__ = ["RosePolicy"]
 
-_NL = 4
-
 
 @register
-class RosePolicy(LayeredPolicy):
+class RosePolicy(LoadMonitor, LayeredPolicy):
     """Regular containers through the RM; when none come, speculative tasks go straight to
     NMs picked from the Cluster Aggregator's MMF candidate list.
 
@@ -72,12 +70,7 @@ class RosePolicy(LayeredPolicy):
     speculates = True
     upgrades = True
 
-    class Params(SpeculativeParams):
-        X: float = Field(2.0, gt=0, description="NM load-monitor aggregation interval (s)")
-        Y: float = Field(5.0, gt=0, description="report / MMF / candidate-list sync period (s)")
-        W: int = Field(30, ge=1, description="LLA sliding window (records)")
-        k_seg: int = Field(5, ge=1)
-        tukey_k: float = Field(1.5, ge=0)
+    class Params(MonitorParams):   # X, Y, W, k_seg and tukey_k are the load monitor's
         T_rate: float = Field(600.0, gt=0)
         K_am: int = Field(10, ge=1)
         tail_factor: float = Field(1.5, gt=1)
@@ -97,10 +90,8 @@ class RosePolicy(LayeredPolicy):
         super().reset(cluster, workload, rng)
         self.upgrades = bool(p.upgrade)
         M = cluster.n_machines
-        self._hist = np.zeros((M, _NL, p.W))
-        self._n_rec = 0
+        self.monitor_reset(M)
         self._last_report = np.full(M, -np.inf)
-        self.lla = np.zeros((M, _NL))
         self.K_bl = p.K_bl if p.K_bl is not None else max(1, math.ceil(0.02 * M))
         self.mL = p.mL if p.mL is not None else max(5, math.ceil(0.1 * M))
         self.rating = MachineRating(M, T_rate=p.T_rate, K_am=p.K_am)
@@ -122,11 +113,7 @@ class RosePolicy(LayeredPolicy):
     def observe(self, view, st: TickState) -> None:
         p = self.params
         if self.every(p.X):
-            u = self.instant_load(st)
-            hist = self._hist               # shift the window by one record (np.roll, in place)
-            hist[:, :, :-1] = hist[:, :, 1:]
-            hist[:, :, -1] = u
-            self._n_rec = min(self._n_rec + 1, p.W)
+            self.monitor_sample(st)
         if p.tbamr:
             self._watch_tasks(view, st)
         if self.every(p.Y) and self._n_rec:
@@ -188,12 +175,7 @@ class RosePolicy(LayeredPolicy):
     def _report_and_filter(self, view, st: TickState) -> None:
         p = self.params
         M = len(st.cap)
-        n = self._n_rec
-        if p.use_lla:
-            series = self._hist[:, :, -n:].reshape(M * _NL, n)
-            self.lla = np.clip(lla_batch(series, k_seg=p.k_seg, tukey_k=p.tukey_k).reshape(M, _NL), 0, 1)
-        else:
-            self.lla = np.clip(self._hist[:, :, -1], 0, 1)
+        self.monitor_report(p.use_lla)
         self._last_report[st.alive] = st.now
         connected = st.alive & (self._last_report >= st.now - 3 * p.Y)
         if p.candidates == "random":

@@ -8,7 +8,8 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.cluster.actions import Place
-from schedlab.papers.rose._layered import LayeredPolicy, SpeculativeParams
+from schedlab.papers.rose._layered import LayeredPolicy
+from schedlab.papers.rose._monitor import LoadMonitor, MonitorParams
 from schedlab.papers.rose._tick import TickState
 from schedlab.policies.registry import register
 
@@ -16,7 +17,7 @@ __all__ = ["SparrowPolicy"]
 
 
 @register
-class SparrowPolicy(LayeredPolicy):
+class SparrowPolicy(LoadMonitor, LayeredPolicy):
     """Speculative tasks placed by the AMs without a global view (ROSE's baseline B2).
 
     Reference
@@ -25,8 +26,12 @@ class SparrowPolicy(LayeredPolicy):
         decentralized" comparison [18].
     Assumptions
         Regular containers as in :class:`YarnCentralizedPolicy`; speculative work runs
-        under the same NM threshold controller as ROSE (NM-local LLA-free admission on the
-        instantaneous load), with no Cluster Aggregator, no MMF and no upgrade.
+        under the same NM threshold controller as ROSE, with no Cluster Aggregator, no MMF
+        and no upgrade. ``admission="lla"`` (default): the NMs admit (rule A) on the LLA
+        levels of their last report, through ROSE's load monitor
+        (:class:`~schedlab.papers.rose._monitor.LoadMonitor`, same X, Y, W), so that only
+        placement differs from ROSE. ``admission="instant"`` admits on the instantaneous
+        load: a variant that is reported only, never used for R3, R5 or R6.
     Decision
         ``placement="batch-sampling"`` (default): for a task with n unlaunched instances
         the AM places ``probe_ratio * n`` probes (reservations) on distinct random NMs;
@@ -46,9 +51,12 @@ class SparrowPolicy(LayeredPolicy):
     oversubscribes = True
     speculates = True
 
-    class Params(SpeculativeParams):
+    class Params(MonitorParams):
         placement: Literal["batch-sampling", "random"] = "batch-sampling"
         probe_ratio: float = Field(2.0, ge=1.0)
+        admission: Literal["lla", "instant"] = Field(
+            "lla", description="rule A's load: the LLA levels of the last report (ROSE's "
+            "path) or the instantaneous load (a variant, reported only)")
 
     def reset(self, cluster, workload, rng):
         super().reset(cluster, workload, rng)
@@ -56,6 +64,20 @@ class SparrowPolicy(LayeredPolicy):
         self.probes: list[deque] = [deque() for _ in range(cluster.n_machines)]
         self._nprobes = np.zeros(workload.n_tasks, dtype=np.int64)
         self._rejected: dict[tuple[int, int], float] = {}
+        self.monitor_reset(cluster.n_machines)
+
+    def observe(self, view, st: TickState) -> None:
+        p = self.params
+        if p.admission != "lla" or p.placement != "random":
+            return                        # only random placement admits under rule A
+        if self.every(p.X):
+            self.monitor_sample(st)
+        if self.every(p.Y) and self._n_rec:
+            self.monitor_report()
+
+    def admission_load(self, st: TickState):
+        """Rule A's load view: the last report's LLA levels, or the instantaneous load."""
+        return self.lla if self.params.admission == "lla" else self.instant_load(st)
 
     # batch sampling: probes live in the policy, instances stay pending until late binding
     def launch(self, view, st: TickState) -> None:
@@ -101,7 +123,7 @@ class SparrowPolicy(LayeredPolicy):
                 self.counters["spec_requests"] += k
                 self.task_sent[t] += 1
             return
-        overloaded = self.overloaded(self.instant_load(st))   # rule A, fixed for the tick
+        overloaded = self.overloaded(self.admission_load(st))   # rule A, fixed for the tick
         qlen = st.qlen
         p = self.params
         rejected = self._rejected

@@ -1,4 +1,4 @@
-"""Workloads of the ROSE acceptance checks (spec §5.5): W-ROSE-1, its disk-heavy and
+"""Workloads of the ROSE acceptance checks (docs/papers/rose.md): W-ROSE-1, its disk-heavy and
 real-usage variants, and W-ROSE-2.
 
 Every builder returns ``(workload_frame, cluster)`` and is seeded (no global state).
@@ -104,7 +104,7 @@ def w_rose_1(seed: int = 0, *, scale: float = 1.0, n_machines: int | None = None
              usage: UsageModel = "synthetic", disk_heavy: bool = False,
              disk_share: float = 0.3, disk_request: float = 0.1, chunk: int = 10,
              ratio_floor: float = 0.02) -> tuple[pd.DataFrame, ClusterSpec]:
-    """W-ROSE-1 (spec §5.5): 2-stage map -> reduce DAG jobs, Poisson arrivals over 600 s.
+    """W-ROSE-1 (docs/papers/rose.md): 2-stage map -> reduce DAG jobs, Poisson arrivals over 600 s.
 
     ``disk_heavy`` (check R3): a share ``disk_share`` of task rows request
     ``disk_request`` of a machine's disk bandwidth and use U(0.3, 0.6) of it.
@@ -154,7 +154,7 @@ MACHINE_CLASSES: tuple[tuple[float, float, float], ...] = (
 
 def rose_cluster_v2(n_machines: int = 100, seed: int = 0, *, unhealthy_share: float = 0.05,
                     unhealthy_speed: float = 0.5, spec_fail_prob: float = 0.1) -> ClusterSpec:
-    """W-ROSE-1 v2 machines (spec §7.4): the Google 2011 capacity classes of
+    """W-ROSE-1 v2 machines (docs/papers/rose.md): the Google 2011 capacity classes of
     :data:`MACHINE_CLASSES` (counts by largest remainder, shuffled with ``seed``), and
     ``unhealthy_share`` of the machines unhealthy: they run at ``unhealthy_speed`` and the
     speculative tasks they run fail with probability ``spec_fail_prob`` (attributes
@@ -179,7 +179,7 @@ def usage_steps(duration: np.ndarray, level_cpu: np.ndarray, level_mem: np.ndarr
                 *, seg: tuple[float, float] = (5.0, 60.0), spread: float = 0.5,
                 cap: float = 1.0) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per task, piecewise-constant (cpu, mem) usage/request ratios around the task's levels
-    (spec §7.4): segments of U(``seg``) seconds of nominal runtime, each level the task's
+    (docs/papers/rose.md): segments of U(``seg``) seconds of nominal runtime, each level the task's
     ratio times U(1 - ``spread``, 1 + ``spread``), capped at ``cap`` (a container never
     exceeds its request). Task ``i`` draws from its own stream ``(seed, i)``, so its pattern
     does not depend on the other tasks. Returns ``(fractions, ratios)`` with ratios (k, 2)."""
@@ -227,7 +227,7 @@ def w_rose_1_v2(seed: int = 0, *, n_machines: int = 100, n_jobs: int = 300,
                 unhealthy_share: float = 0.05, disk_heavy: bool = False,
                 disk_share: float = 0.3, disk_request: float = 0.1, chunk: int = 10,
                 ratio_floor: float = 0.02):
-    """W-ROSE-1 v2 (spec §7.4): §5.5's 2-stage map -> reduce jobs on the heterogeneous,
+    """W-ROSE-1 v2 (docs/papers/rose.md): W-ROSE-1's 2-stage map -> reduce jobs on the heterogeneous,
     partly unhealthy cluster of :func:`rose_cluster_v2`, with (cpu, mem) usage ratios drawn
     jointly from real request/usage pairs (``usage``: Google 2011, or Alibaba 2018).
 
@@ -260,7 +260,7 @@ def w_rose_2(seed: int = 0, *, n_machines: int = 100, n_requests: int | None = N
              burst_start: float = 20.0, burst: float = 10.0, tasks_per_job: int = 20,
              preload_duration: float = 400.0, preload_usage: float = 0.36,
              usage: UsageModel = "synthetic", ratio_floor: float = 0.02) -> tuple[pd.DataFrame, ClusterSpec]:
-    """W-ROSE-2 (spec §5.5): a cluster pre-loaded to 97% allocation and ~35% physical use,
+    """W-ROSE-2 (docs/papers/rose.md): a cluster pre-loaded to 97% allocation and ~35% physical use,
     then ``n_requests`` (default 20 per machine, 2,000 for 100 machines) single-instance
     tasks within ``burst`` seconds.
 
@@ -268,7 +268,7 @@ def w_rose_2(seed: int = 0, *, n_machines: int = 100, n_requests: int | None = N
     (8 x 3.88 = 31.04 of 32 cores = 97%; a ninth does not fit) using 36% of their request,
     running ``preload_duration`` seconds, so no burst task (>= 1 core) fits as regular work.
     ``preload_usage`` (the pre-load's usage/request ratio, spec: about 35% physical use) is
-    the C1 knob of spec §7.4, set on B1's excluded / rescheduled / first-try shares.
+    the C1 knob, set on B1's excluded / rescheduled / first-try shares.
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2]))
     M = n_machines
