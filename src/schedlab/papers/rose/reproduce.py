@@ -26,272 +26,62 @@ upgrade) and the ``rho_max`` sensitivity run on the acceptance seeds with the tu
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from schedlab.reproduce.calibration import (SearchLog, StoredCalibration, bisect_log,
-                                            calibration_frame, calibration_row, calibration_seeds,
-                                            load_calibration)
-from schedlab.reproduce.common import ReproductionResult, mean_ci
-from schedlab.reproduce.runner import run_jobs
-from schedlab.papers.rose.checks import (B0_CPU_BAND, B0_CPU_TARGET, B1_SHARES_PAPER, paired,
-                                         checks_from_runs, paper_table, variants_frame)
+from schedlab.papers.rose.calibration import (
+    _b0_backlog_cpu,
+    _b1_shares,
+    _knobs,
+    _tune,
+    calibrate,
+)
+from schedlab.papers.rose.checks import (
+    B0_CPU_BAND,
+    B0_CPU_TARGET,
+    B1_SHARES_PAPER,
+    checks_from_runs,
+    paired,
+    paper_table,
+    variants_frame,
+)
 from schedlab.papers.rose.checks import checks as run_checks
+from schedlab.papers.rose.runs import (
+    ABLATIONS,
+    B2_INSTANT,
+    DEFAULT_KNOBS,
+    GUARD_TOL,
+    LONG_LIST,
+    MQL,
+    POLICIES,
+    REGIME_LOADS,
+    REGIME_SEEDS,
+    REGIME_SPREADS,
+    RHO_SWEEP,
+    TABLE_SEEDS,
+    TUNING_GRID,
+    TUNING_GUARDS,
+    TUNING_SEEDS,
+    VARIANT_SEEDS,
+    RoseJob,
+    _job,
+    _mean,
+    _Runner,
+    _workload,
+    run_rose_job,
+)
+from schedlab.reproduce.calibration import (
+    calibration_frame,
+    calibration_row,
+    calibration_seeds,
+)
+from schedlab.reproduce.common import ReproductionResult, mean_ci
 
 __all__ = ["reproduce", "calibrate", "checks_from_runs", "RoseJob", "run_rose_job", "POLICIES",
            "ABLATIONS", "TUNING_GRID", "TUNING_GUARDS", "GUARD_TOL", "DEFAULT_KNOBS", "B0_CPU_TARGET", "B1_SHARES_PAPER"]
-
-#: label -> (registry id, params)
-POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
-    "B0": ("yarn-centralized", {}),
-    "B1": ("yarn-opportunistic", {}),
-    "B2": ("sparrow", {"placement": "random"}),
-    "ROSE": ("rose", {}),
-}
-#: B2 admitting on the instantaneous load: reported only (never read by R3, R5 or R6)
-B2_INSTANT = ("sparrow", {"placement": "random", "admission": "instant"})
-#: ablations (run with ROSE's tuned parameters)
-ABLATIONS: dict[str, dict[str, Any]] = {
-    "ROSE-noTBAMR": {"tbamr": False},
-    "ROSE-noLLA": {"use_lla": False},
-    "ROSE-noTimeout": {"timeout_detector": False},
-    "ROSE-noUpgrade": {"upgrade": False},
-}
-#: C2: ROSE's open parameters swept one at a time (first value = the default)
-TUNING_GRID: dict[str, tuple[Any, ...]] = {
-    "mL": (10, 20, 40), "d": (2, 1, 4), "Q_max": (20, 10, 40), "T_to": (10.0, 5.0, 20.0)}
-#: C2 guards: the measure of each tuned mechanism (lower is better), which a tuned value may
-#: not worsen by more than GUARD_TOL of the default's value: the p95 speculative queue
-#: wait (timeout detector, R7), kills per 1,000 launches (threshold controller, R6) and the
-#: placement gap (MMF, R5)
-TUNING_GUARDS = ("spec_wait_p95", "kills_per_1000_launches", "placement_gap")
-GUARD_TOL = 0.05
-RHO_SWEEP = (0.5, 0.75, 1.0)
-#: sensitivity (no check): the unguarded sweep's best list length, with which MMF's load
-#: stage keeps every machine (d x mL >= |M|); in the ablation table and the regime map
-LONG_LIST = {"mL": 40}
-#: knobs used when no stored calibration exists
-DEFAULT_KNOBS: dict[str, float] = {"cpu_scale": 1.0, "preload_usage": 0.36}
-MQL = (5, 10, 20)
-#: regime map axes: usage-ratio spread x load (= 600 s / arrival span)
-REGIME_SPREADS = ("constant", "pairs", "pairs+time")
-REGIME_LOADS = (0.5, 1.0, 2.0)
-REGIME_SEEDS = 1
-#: budget (10 min, about 1,000 CPU-s on 2 cores): seeds of the rows no check is computed on
-TUNING_SEEDS = 5            # all 5 calibration seeds
-TABLE_SEEDS = 3             # ablations other than the timeout detector (R7), rho_max sweep,
-                            # and B2-instant
-VARIANT_SEEDS = 3           # held-back variants (direction: all 3 seeds, the 80% rule)
-
-
-# ------------------------------------------------------------------ one run
-@dataclass(frozen=True)
-class RoseJob:
-    """One simulation: its repr is the run cache's key, so every input is a field."""
-
-    workload: str                           # "W1" (W-ROSE-1 v2) or "W2" (W-ROSE-2)
-    seed: int
-    policy: str
-    params: tuple[tuple[str, Any], ...] = ()
-    wl: tuple[tuple[str, Any], ...] = ()    # workload builder keyword arguments
-    scale: float = 1.0                       # machines and jobs (quick runs only)
-
-
-#: W-ROSE-1 v2 builder defaults, dropped from job keys so that equal runs share one key
-_W1_DEFAULTS = {"spread": "pairs+time", "arrival_span": 600.0, "usage": "google",
-                "unhealthy_share": 0.05, "disk_heavy": False}
-
-
-def _job(workload: str, seed: int, policy: str, params: dict[str, Any] | None = None,
-         wl: dict[str, Any] | None = None, scale: float = 1.0) -> RoseJob:
-    wl = {k: v for k, v in (wl or {}).items()
-          if not (workload == "W1" and k in _W1_DEFAULTS and _W1_DEFAULTS[k] == v)}
-    return RoseJob(workload, int(seed), policy, tuple(sorted((params or {}).items())),
-                   tuple(sorted(wl.items())), scale)
-
-
-@lru_cache(maxsize=32)
-def _workload(kind: str, seed: int, wl: tuple[tuple[str, Any], ...], scale: float):
-    from schedlab.papers.rose.workloads import w_rose_1_v2, w_rose_2
-    kw = dict(wl)
-    if kind == "W1":
-        return w_rose_1_v2(seed, n_machines=max(5, round(100 * scale)),
-                           n_jobs=max(5, round(300 * scale)), **kw)
-    return w_rose_2(seed, n_machines=max(5, round(100 * scale)), **kw)
-
-
-def run_rose_job(job: RoseJob) -> dict[str, Any]:
-    """Run one job; a row of metrics (module-level so that the process pool can pickle it)."""
-    import schedlab
-    from schedlab.papers.rose.metrics import regular_p95_slowdown, rose_summary, speculative_shares
-    t0 = time.process_time()
-    wl, cl = _workload(job.workload, job.seed, job.wl, job.scale)
-    res = schedlab.simulate(wl, cl, job.policy, seed=job.seed, params=dict(job.params))
-    row: dict[str, Any] = dict(rose_summary(res))
-    row["regular_p95_stretch"] = regular_p95_slowdown(res)
-    row["T_to"] = float(getattr(res.sim.policy.params, "T_to", float("nan")))
-    if job.workload == "W2":
-        row.update({f"share_{k}": v for k, v in speculative_shares(res.sim.policy).items()})
-    row["cpu_seconds"] = time.process_time() - t0
-    return row
-
-
-def _cost(job: RoseJob) -> float:
-    base = {"yarn-centralized": 2.5, "yarn-opportunistic": 4.0, "sparrow": 3.5, "rose": 5.0}
-    c = base.get(job.policy, 4.0) * job.scale
-    return c * (0.25 if job.workload == "W2" else 1.0)
-
-
-class _Runner:
-    """Collects jobs, runs them once each (dedup) on both cores, and indexes the rows."""
-
-    def __init__(self, out: Path, verbose: bool, workers: int = 2) -> None:
-        self.cache = out / "runs"
-        self.verbose = verbose
-        self.workers = workers
-        self.rows: dict[RoseJob, dict[str, Any]] = {}
-
-    def run(self, jobs: Iterable[RoseJob], label: str) -> None:
-        todo = list(dict.fromkeys(j for j in jobs if j not in self.rows))
-        if not todo:
-            return
-        res = run_jobs(run_rose_job, todo, workers=self.workers, cost=_cost, cache=self.cache,
-                       label=f"rose {label}", quiet=not self.verbose)
-        self.rows.update(zip(todo, res))
-
-    def get(self, job: RoseJob) -> dict[str, Any]:
-        return self.rows[job]
-
-    @property
-    def cpu_seconds(self) -> float:
-        return float(sum(r.get("cpu_seconds", 0.0) for r in self.rows.values()))
-
-
-def _mean(rows: list[dict[str, Any]], key: str) -> float:
-    v = np.array([r[key] for r in rows], dtype=float)
-    return float(np.nanmean(v)) if len(v) else float("nan")
-
-
-# ------------------------------------------------------------------ calibration (C1)
-def _b0_backlog_cpu(runner: _Runner, seeds: list[int], cpu_scale: float, scale: float) -> dict:
-    jobs = [_job("W1", s, "yarn-centralized", wl={"cpu_scale": cpu_scale}, scale=scale)
-            for s in seeds]
-    runner.run(jobs, f"B0 at cpu_scale={cpu_scale:.3f}")
-    rows = [runner.get(j) for j in jobs]
-    return {"B0_cpu_backlog": _mean(rows, "cpu_backlog"), "B0_cpu_whole_run": _mean(rows, "cpu_used"),
-            "B0_makespan": _mean(rows, "makespan")}
-
-
-def _b1_shares(runner: _Runner, seeds: list[int], preload_usage: float, scale: float) -> dict:
-    jobs = [_job("W2", s, "yarn-opportunistic", {"mQL": q}, {"preload_usage": preload_usage}, scale)
-            for s in seeds for q in MQL]
-    runner.run(jobs, f"B1 at preload_usage={preload_usage:.2f}")
-    rows = [runner.get(j) for j in jobs]
-    sh = {k: _mean(rows, f"share_{k}") for k in B1_SHARES_PAPER}
-    dist = sum(abs(sh[k] - v) for k, v in B1_SHARES_PAPER.items())
-    return {**{f"B1_{k}": v for k, v in sh.items()}, "B1_distance": dist}
-
-
-def calibrate(out: str | Path = "out/calibrate/rose", quick: bool = False, *,
-              verbose: bool = True) -> StoredCalibration:
-    """C1 on the baselines, calibration seeds 1000-1004: W-ROSE-1's ``cpu_scale`` (B0's
-    backlog-period CPU to 36.37%) and W-ROSE-2's ``preload_usage`` (B1's shares)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    scale = 0.2 if quick else 1.0
-    seeds = calibration_seeds(2 if quick else 5)
-    runner = _Runner(out, verbose)
-    log = SearchLog()
-
-    @log
-    def b0(cpu_scale: float) -> dict:
-        return {"workload": "W-ROSE-1 v2", "baseline": "B0",
-                **_b0_backlog_cpu(runner, seeds, cpu_scale, scale)}
-
-    cpu_scale = bisect_log(lambda x: b0(cpu_scale=round(x, 4))["B0_cpu_backlog"], B0_CPU_TARGET,
-                           0.5, 4.0, rel_tol=0.03, max_steps=8)
-    cpu_scale = round(cpu_scale, 4)
-
-    @log
-    def b1(preload_usage: float) -> dict:
-        return {"workload": "W-ROSE-2", "baseline": "B1 (mQL 5/10/20)",
-                **_b1_shares(runner, seeds, preload_usage, scale)}
-
-    grid = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8)
-    dists = {g: b1(preload_usage=g)["B1_distance"] for g in grid}
-    preload = min(dists, key=dists.get)
-    knobs = {"cpu_scale": cpu_scale, "preload_usage": preload}
-    note = (f"cpu_scale: geometric bisection of B0's backlog-period CPU to {B0_CPU_TARGET:.4f}; "
-            f"preload_usage: grid {grid}, minimum sum of |share - paper| of B1 over mQL {MQL}; "
-            f"seeds {seeds}, scale {scale:g}")
-    return StoredCalibration("rose", knobs, log.frame(), command="schedlab calibrate rose --save",
-                             note=note)
-
-
-def _knobs() -> tuple[dict[str, float], StoredCalibration | None]:
-    cal = load_calibration("rose")
-    knobs = dict(DEFAULT_KNOBS)
-    if cal is not None:
-        knobs.update({k: float(v) for k, v in cal.knobs.items() if k in DEFAULT_KNOBS})
-    return knobs, cal
-
-
-# ------------------------------------------------------------------ tuning (C2)
-def _tune(runner: _Runner, seeds: list[int], w1: dict[str, Any], scale: float
-          ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """One-at-a-time sweep of ROSE's open parameters on calibration seeds; returns the tuned
-    values (each parameter's best admissible value, combined) and the sweep.
-
-    The rule (:data:`TUNING_GUARDS`): the objective is R1's metric, ROSE/B0 backlog-period
-    CPU (ties: the larger makespan cut). A value other than the default is adopted only
-    if it beats the default on the objective *and* worsens none of the guard metrics, the
-    measures of the other tuned mechanisms, by more than ``GUARD_TOL`` of the default's
-    value, so that R1 is never bought by switching a mechanism off (a long T_to that leaves
-    the timeout detector idle, a long candidate list that stops MMF from choosing)."""
-    b0 = [_job("W1", s, "yarn-centralized", wl=w1, scale=scale) for s in seeds]
-    configs: list[tuple[str, Any, dict[str, Any]]] = [("default", "", {})]
-    for name, values in TUNING_GRID.items():
-        configs += [(name, v, {name: v}) for v in values[1:]]
-    jobs = {i: [_job("W1", s, "rose", p, w1, scale) for s in seeds] for i, (_, _, p) in enumerate(configs)}
-    runner.run([*b0, *[j for js in jobs.values() for j in js]], "C2 tuning sweep")
-    base = [runner.get(j) for j in b0]
-    rows = []
-    for i, (name, value, params) in enumerate(configs):
-        r = [runner.get(j) for j in jobs[i]]
-        ratio = np.mean([x["cpu_backlog"] / y["cpu_backlog"] for x, y in zip(r, base)])
-        rows.append({"parameter": name, "value": value, "seeds": f"{seeds[0]}-{seeds[-1]}",
-                     "cpu_backlog_ratio_vs_B0": float(ratio),
-                     "makespan_change_vs_B0": float(np.mean([x["makespan"] / y["makespan"] - 1
-                                                             for x, y in zip(r, base)])),
-                     **{g: _mean(r, g) for g in TUNING_GUARDS},
-                     "spec_timeouts": _mean(r, "spec_timeouts")})
-    sweep = pd.DataFrame(rows)
-    default = sweep.iloc[0]
-    worse = np.zeros(len(sweep), dtype=bool)
-    for g in TUNING_GUARDS:
-        limit = default[g] * (1 + GUARD_TOL) + 1e-12
-        sweep[f"{g}_within_guard"] = sweep[g] <= limit
-        worse |= ~sweep[f"{g}_within_guard"].to_numpy()
-    sweep["admissible"] = ~worse
-    tuned: dict[str, Any] = {}
-    key = ("cpu_backlog_ratio_vs_B0", "makespan_change_vs_B0")
-
-    def score(r: pd.Series) -> tuple[float, float]:
-        return (r[key[0]], -r[key[1]])
-    for name, values in TUNING_GRID.items():
-        best, best_score = values[0], score(default)
-        for _, r in sweep[(sweep["parameter"] == name) & sweep["admissible"]].iterrows():
-            if score(r) > best_score:
-                best, best_score = r["value"], score(r)
-        if best != values[0]:
-            tuned[name] = type(values[0])(best)
-    sweep["chosen"] = [bool(p in tuned and tuned[p] == v) for p, v in zip(sweep["parameter"], sweep["value"])]
-    return tuned, sweep
 
 
 # ------------------------------------------------------------------ reproduce
@@ -524,8 +314,9 @@ def _regime_frame(reg: dict[tuple, RoseJob], get) -> pd.DataFrame:
 
 
 def _regime_figures(regime: pd.DataFrame, out: Path) -> dict[str, Path]:
-    from schedlab.reproduce.report import regime_map_figure
     import matplotlib.pyplot as plt
+
+    from schedlab.reproduce.report import regime_map_figure
     figs = {}
     for name, value, bound, ylabel in (
             ("regime_map_cpu_ratio", "cpu_backlog_ratio", 1.5, "ROSE / B0 backlog-period CPU"),
