@@ -94,7 +94,7 @@ def test_installed_entry_point(workload_csv, cluster_csv, tmp_path):
 
 @pytest.mark.parametrize("flag", ["-c", "-w"])
 def test_corrupt_parquet_input_exits_2_naming_the_file(cli, tmp_path, flag):
-    # issue 20: a broken Parquet cluster file used to end in an ArrowInvalid traceback
+    # a broken Parquet cluster file is one line and exit 2, not an ArrowInvalid traceback
     bad = tmp_path / "broken.parquet"
     bad.write_bytes(b"PAR1 not really parquet PAR1")
     res = cli("run", flag, bad, "-o", tmp_path / "out", code=2)

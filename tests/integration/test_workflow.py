@@ -1,4 +1,4 @@
-"""A researcher's workflow (issue 19): your own policy everywhere, warnings that are kept,
+"""A researcher's workflow: your own policy everywhere, warnings that are kept,
 outputs checked before any work, comparisons that resume, parameters checked.
 
 Every test asserts on files and exit codes.

@@ -102,8 +102,7 @@ def test_resume_after_sigint_cli(tiny_workload, tmp_path):
 
 
 def test_an_edited_workload_file_reruns_instead_of_reusing_the_old_result(tmp_path):
-    # issue 20 bug 1: the trial id hashed the workload *path*, so after an edit a resumed
-    # sweep returned the old result. Now the id covers the file's content.
+    # the trial id covers the workload file's content, not its path: an edited file reruns
     from schedlab.workload.generators import demo_workload
     import schedlab
 

@@ -87,7 +87,7 @@ class ReproductionResult:
     figures: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     wall_seconds: float = 0.0
-    #: "full" (the spec's scale: acceptance) or "quick" (reduced; never called acceptance)
+    #: "full" (the papers' scale: acceptance) or "quick" (reduced; never called acceptance)
     scale: str = "full"
     #: the paper's published table beside the measured one (one frame, shown first)
     paper_table: pd.DataFrame | None = None
@@ -148,6 +148,7 @@ def print_acceptance(checks: Sequence[Check], title: str, console: Any = None) -
 
 
 def direction_holds(per_seed: Sequence[bool], *, need: float = 0.8) -> bool:
-    """The spec's rule: the direction holds in at least 4 of 5 seeds (80%)."""
+    """The direction holds on at least 80% of the seeds (4 of 5); descriptive tables only,
+    the checks read their seeds through :mod:`schedlab.reproduce.protocol`."""
     per_seed = list(per_seed)
     return bool(per_seed) and sum(per_seed) >= need * len(per_seed) - 1e-9

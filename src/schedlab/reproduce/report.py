@@ -98,7 +98,7 @@ def report_sections(res: ReproductionResult, *, prefix: str = "") -> list[Sectio
     secs.append(s)
     s = Section(f"{p}tuning", "Tuning of the treatment (calibration seeds only)")
     s.add(table_html(res.tuning) if _frame(res.tuning)
-          else paragraph("No [R] parameter of the treatment was tuned: the spec's values are used.",
+          else paragraph("No parameter of the treatment was tuned: the paper's values are used.",
                          cls="empty"))
     secs.append(s)
     s = Section(f"{p}regime", "Regime map: where the headline claim holds")

@@ -66,7 +66,7 @@ def _score(m: dict[str, float], kind: str) -> float:
 
 
 def _admissible(m: dict[str, float]) -> bool:
-    """§7.3's ±20% bands on makespan and mean wait, and the wait-order condition."""
+    """The ±20% bands on makespan and mean wait, and the wait-order condition."""
     return bool(all(abs(m[k] / v - 1) <= CAL_TOL for k, v in TARGETS.items())
                 and m["order_ok"])
 
