@@ -2,20 +2,21 @@
 
 * ``view.running_groups()`` shares its arrays between calls while the groups are unchanged:
   at every decision of real runs (start-ups, promotions, kills, preemptions, failures)
-  every call equals the groups built from the engine's rows, is a new object (policies
-  key per-call bookkeeping on it), cannot be written, and reading it changes nothing.
-* Dequeuing a whole node-queue entry, and enqueuing requeued instances, hand back the
-  same instances as the general run-based paths, on random queues.
+  every call equals a ``RunningGroups`` built afresh from the state (the reference, which
+  shares nothing), is a new object (policies key per-call bookkeeping on it), cannot be
+  written, and reading it changes nothing.
+* Taking pending instances as ids hands back the instances of the run-based
+  ``take_pending``, in order, and leaves the same instances pending (through
+  :func:`~schedlab.testing.same_decisions.assert_same_function`).
 * A promotion charges the ledgers in two passes; they end equal to four separate charges.
 * ``refresh`` schedules both clocks of a machine inline: after every refresh of real runs,
-  each clock's next completion is the one the plain formula gives.
+  each clock's next completion is ``next_due_reference``'s.
 * Ledger rows are published as packed bytes: the array equals numpy's conversion.
 * A run raises the collector's young threshold and restores it (the records do not change:
   see ``test_collector``); a caller managing the collector keeps its own.
 """
 from __future__ import annotations
 
-import copy
 import gc
 import math
 
@@ -24,36 +25,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.cluster.state import RUNNING
+from schedlab.cluster.view import RunningGroups
 from schedlab.engine.collector import _YOUNG_THRESHOLD, young_objects_only
 from schedlab.engine.ledger import Ledger
 from schedlab.engine.simulation import Simulation
-from schedlab.engine.tasks import QueueEntry
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
+from schedlab.papers.rose.workloads import w_rose_2
 from schedlab.policies.registry import make_policy
 from schedlab.testing.fakes import Wrapped
-from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
+from schedlab.testing.same_decisions import assert_same_function, same_value
 from schedlab.workload.job import Workload
-from schedlab.papers.rose.workloads import w_rose_2
 from tests.unit.test_engine_group_fast import run_reading_and_not
 
 _FIELDS = ("gid", "task", "machine", "count", "start_time", "alloc_time", "opportunistic",
            "sticky", "running", "attempt")
-
-
-def _from_rows(state) -> dict[str, list]:
-    """The running groups as the plain computation gives them: from the engine's rows."""
-    rows = state._gpy
-    ids = sorted(rows)
-    r = [rows[g] for g in ids]
-    return {"gid": ids, "task": [x[0] for x in r], "machine": [x[1] for x in r],
-            "count": [x[3] for x in r], "start_time": [x[7] for x in r],
-            "alloc_time": [x[6] for x in r], "opportunistic": [bool(x[4]) for x in r],
-            "sticky": [bool(x[5]) for x in r], "running": [x[11] == RUNNING for x in r],
-            "attempt": [x[8] for x in r]}
-
-
-def _same_list(a: list, b: list) -> bool:
-    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
 
 
 class SnapshotSpy(Wrapped):
@@ -68,15 +53,16 @@ class SnapshotSpy(Wrapped):
     def _check(self, view) -> None:
         if not self.read:
             return
-        want = _from_rows(view._state)
         first = view.running_groups()
         second = view.running_groups()
+        want = RunningGroups(view._state)          # the reference: built afresh, not shared
         assert first is not second
         for rg in (first, second):
             for name in _FIELDS:
                 arr = getattr(rg, name)
                 assert not arr.flags.writeable
-                assert _same_list(arr.tolist(), want[name]), name
+                assert same_value(arr, getattr(want, name)), name
+                assert arr.dtype == getattr(want, name).dtype, name
                 with pytest.raises(ValueError):
                     arr[...] = arr
         self.shared += first.task is second.task
@@ -134,51 +120,32 @@ def _queues(state) -> tuple:
             state.queue_length.tolist(), state.queued_total)
 
 
-@settings(max_examples=80, deadline=None)
-@given(data=st.data())
-def test_dequeued_ids_equal_the_run_based_path(data):
-    fast, plain = _state(), _state()
-    t = data.draw(st.integers(0, 3))
-    m = data.draw(st.integers(0, fast._n_machines - 1))
-    pool = list(range(200))
-    sizes = []
-    for _ in range(data.draw(st.integers(0, 3))):
-        k = data.draw(st.integers(1, 6))
-        ids = data.draw(st.permutations(pool))[:k]
-        pool = [i for i in pool if i not in ids]
-        sizes.append(k)
-        for state in (fast, plain):
-            state.add_to_node_queue(m, QueueEntry(t, list(ids), 0.0, False))
-    # often exactly the first entry (the shortcut), else any count
-    n = data.draw(st.sampled_from(sizes[:1]) | st.integers(0, 12) if sizes else
-                  st.integers(0, 3))
-    ids = fast.take_queued_ids(t, m, n)
-    runs = plain.take_from_node_queue(t, m, n)       # the general path, as runs
-    assert (ids is None) == (runs is None)
-    if runs is not None:
-        assert sorted(ids) == sorted(i for lo, k, _ in runs for i in range(lo, lo + k))
-    assert _queues(fast) == _queues(plain)
-    assert fast.changes.touched == plain.changes.touched
+@st.composite
+def _pending(draw):
+    """Fresh instances from ``fresh`` on, sometimes requeued ones, and a count to take."""
+    fresh = draw(st.integers(0, 5))
+    requeued = sorted(draw(st.sets(st.integers(0, fresh + 10), max_size=8)))
+    return fresh, requeued if draw(st.booleans()) else None, draw(st.integers(0, 12))
 
 
-@settings(max_examples=60, deadline=None)
-@given(data=st.data())
-def test_pending_ids_equal_the_run_based_path(data):
-    state = _state()
-    t = 0
-    fresh = data.draw(st.integers(0, 5))
-    state.fresh_next[t] = fresh
-    requeued = sorted(data.draw(st.sets(st.integers(0, fresh + 10), max_size=8)))
-    if data.draw(st.booleans()):
-        state.requeued[t] = requeued
-    n = data.draw(st.integers(0, 12))
-    plain = copy.deepcopy((state.requeued, state.fresh_next))
-    ids = state.take_pending_ids(t, n)
-    got = (copy.deepcopy(state.requeued), state.fresh_next.copy())
-    state.requeued, state.fresh_next = plain
-    want = [i for lo, k in state.take_pending(t, n) for i in range(lo, lo + k)]
-    assert ids == want
-    assert got[0] == state.requeued and np.array_equal(got[1], state.fresh_next)
+def _taking_pending(take):
+    """``take(state, 0, n)`` on a fresh state with the drawn instances pending: the ids it
+    hands back (in order) and the pending instances it leaves."""
+    def run(fresh, requeued, n):
+        state = _state()
+        state.fresh_next[0] = fresh
+        if requeued is not None:
+            state.requeued[0] = list(requeued)
+        return take(state, 0, n), state.requeued, state.fresh_next
+    return run
+
+
+def test_pending_ids_equal_the_run_based_path():
+    assert_same_function(
+        _taking_pending(lambda s, t, n: s.take_pending_ids(t, n)),
+        _taking_pending(lambda s, t, n: [i for lo, k in s.take_pending(t, n)
+                                         for i in range(lo, lo + k)]),
+        _pending(), max_examples=60)
 
 
 # --------------------------------------------------------------- promotion charges
@@ -207,17 +174,6 @@ def test_promotion_charges_equal_four_separate_charges(running, track_owners):
 
 
 # --------------------------------------------------------------- clocks
-def _plain_due(state, j: int) -> float:
-    """Clock ``j``'s next completion from its live groups, as ``_schedule_due`` computes it."""
-    gen = state.groups.gen
-    live = [e for e in state.heaps[j] if gen[e[1]] == e[2]]
-    rate = state._rate[j]
-    if not live or rate <= 0:
-        return math.inf
-    v = state._vc[j] + (state.now - state._vt[j]) * rate
-    return state.now + max(min(live)[0] - v, 0.0) / rate
-
-
 def _checked_refreshes(sim: Simulation) -> list[float]:
     """Check every refresh of ``sim``; returns the slowest clock factor of each."""
     state = sim.state
@@ -227,7 +183,7 @@ def _checked_refreshes(sim: Simulation) -> list[float]:
     def refresh(m: int) -> None:
         plain_refresh(m)
         for j in (2 * m, 2 * m + 1):
-            assert state._next_due[j] == _plain_due(state, j), (m, j)
+            assert state._next_due[j] == state.next_due_reference(j), (m, j)
         seen.append(min(state._factor[2 * m], state._factor[2 * m + 1]))
     state.refresh = refresh
     return seen

@@ -4,8 +4,9 @@ Three pieces of state are kept incrementally rather than recomputed at every
 decision: the free capacity behind ``view.free()`` (updated column by column as
 allocations change), the start of the pending scan behind ``view.pending_tasks()`` and the
 node-local queues (insertion-ordered, any entry removed at once). A spy policy wraps a
-real one and, at every decision, compares each with a from-scratch computation over the
-view's public arrays, bit for bit.
+real one and, at every decision, compares the first two with their references in the view
+(``free_reference``, ``pending_tasks_reference``: from-scratch computations over whole
+arrays), bit for bit.
 """
 from __future__ import annotations
 
@@ -18,26 +19,12 @@ from schedlab.cluster.actions import Enqueue, Place
 from schedlab.cluster.spec import RESOURCES, cluster_from_table
 from schedlab.engine.config import EngineConfig
 from schedlab.engine.simulation import Simulation
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
+from schedlab.papers.rose.workloads import w_rose_2
 from schedlab.policies import make_policy
 from schedlab.policies.base import Policy
 from schedlab.testing.fakes import Wrapped
-from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
 from schedlab.workload.job import Workload
-from schedlab.papers.rose.workloads import w_rose_2
-
-
-def _free_by_formula(view) -> np.ndarray:
-    """``free()`` as the whole-array expression (no reservations in these runs)."""
-    f = view.capacity - view.allocated
-    f[:, -1] -= view.opportunistic_allocated[:, -1]
-    f[~view.alive] = 0.0
-    return f
-
-
-def _pending_by_scan(view) -> np.ndarray:
-    """Tasks with pending instances, in order of first readiness, from ``pending``."""
-    tasks = np.flatnonzero(view.pending > 0)
-    return tasks[np.argsort(view.ready_rank[tasks], kind="stable")]
 
 
 class Spy(Wrapped):
@@ -50,12 +37,12 @@ class Spy(Wrapped):
 
     def decide(self, view):
         free = view.free()
-        assert free.tobytes() == _free_by_formula(view).tobytes()
+        assert free.tobytes() == view.free_reference().tobytes()
         some = np.flatnonzero(view.alive)[::2]
         assert view.free(some).tobytes() == free[some].tobytes()
         pending = view.pending_tasks()
         assert pending.dtype == np.int64
-        assert pending.tolist() == _pending_by_scan(view).tolist()
+        assert pending.tolist() == view.pending_tasks_reference().tolist()
         self.nonempty_pending += bool(len(pending))
         self.checked += 1
         return self.inner.decide(view)

@@ -8,7 +8,8 @@
   the published arrays equal the rows, and reading them at every decision changes nothing
   in the run.
 * A task's nonzero (column, value) pairs, cut from the bytes of the request and usage
-  tables, equal those read from the rows with numpy.
+  tables, equal ``task_vectors_reference``'s (read from the rows with numpy), through
+  :func:`~schedlab.testing.same_decisions.assert_same_function`.
 """
 from __future__ import annotations
 
@@ -19,13 +20,14 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.cluster.spec import RESOURCES, cluster_from_table
+from schedlab.cluster.spec import cluster_from_table
 from schedlab.cluster.state import FREE, ROW_FIELDS, RUNNING, STARTING, GroupTable
 from schedlab.engine.simulation import Simulation
-from schedlab.policies.registry import make_policy
 from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
-from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_2
+from schedlab.policies.registry import make_policy
+from schedlab.testing.same_decisions import assert_same_function
+from schedlab.workload.job import Workload
 
 _INT = {"task", "machine", "inst_lo", "count", "attempt", "cls", "state", "sticky",
         "resumable"}
@@ -196,23 +198,37 @@ def test_rows_and_arrays_agree_under_preemption_with_partial_ends():
 _VALUES = st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0, 1.5, 3.0, 1e-300, 7.125])
 
 
-@settings(max_examples=40, deadline=None)
-@given(data=st.data(), n=st.integers(1, 30))
-def test_task_vectors_equal_the_rows_nonzero_pairs(data, n):
-    cols = {name: data.draw(st.lists(_VALUES, min_size=n, max_size=n)) for name in
-            ("cpu", "mem", "cpu_used", "mem_used")}
+@st.composite
+def _task_tables(draw):
+    """Tasks' request and usage columns (zeros among them), and an order to read them in."""
+    n = draw(st.integers(1, 30))
+    cols = {name: draw(st.lists(_VALUES, min_size=n, max_size=n))
+            for name in ("cpu", "mem", "disk", "cpu_used", "mem_used")}
     cols["cpu"] = [x if x else 0.5 for x in cols["cpu"]]   # every task requests something
-    frame = pd.DataFrame({"job_id": [f"j{i % 4}" for i in range(n)],
-                          "task_id": [f"t{i}" for i in range(n)], "submit_time": 0.0,
-                          "duration": 1.0, **cols})
-    w = Workload.from_frame(frame)
-    cluster = cluster_from_table(pd.DataFrame({"machine_id": ["m0"], "cpu": [8.0],
-                                               "mem": [8.0]}), row_offset=0)
-    st_ = Simulation(w, cluster, make_policy("fifo", {}), seed=0).state
-    for t in data.draw(st.permutations(range(n))):
-        req, use, job, queue = st_._task_vectors(t)
-        assert req == [(r, x) for r, x in enumerate(w.request[t].tolist()) if x]
-        assert use == [(r, x) for r, x in enumerate(w.usage[t].tolist()) if x]
-        assert all(type(x) is float for _, x in req + use)
-        assert (job, queue) == (int(w.job[t]), int(w.queue[t]))
-        assert len(req[0]) == 2 and len(RESOURCES) == len(w.request[t])
+    return cols, draw(st.permutations(range(n)))
+
+
+def _vectors(read):
+    """``read(state, t)`` for each task in the drawn order, with the types of the values."""
+    def run(cols, order):
+        n = len(order)
+        frame = pd.DataFrame({"job_id": [f"j{i % 4}" for i in range(n)],
+                              "task_id": [f"t{i}" for i in range(n)], "submit_time": 0.0,
+                              "duration": 1.0, **cols})
+        cluster = cluster_from_table(pd.DataFrame({"machine_id": ["m0"], "cpu": [8.0],
+                                                   "mem": [8.0], "disk": [8.0]}),
+                                     row_offset=0)
+        state = Simulation(Workload.from_frame(frame), cluster, make_policy("fifo", {}),
+                           seed=0).state
+        out = []
+        for t in order:
+            req, use, job, queue = read(state, t)
+            out.append(((req, use, job, queue), [type(x) for _, x in [*req, *use]]))
+        return out
+    return run
+
+
+def test_task_vectors_equal_the_rows_nonzero_pairs():
+    assert_same_function(_vectors(lambda s, t: s._task_vectors(t)),
+                         _vectors(lambda s, t: s.task_vectors_reference(t)),
+                         _task_tables(), max_examples=40)

@@ -1,12 +1,16 @@
 """The engine's per-group shortcuts against the plain computation.
 
-* ``charge_promotion`` (a promotion in one pass) leaves every ledger as the two charges
-  of a promotion do, bit for bit: with and without per-owner tracking, running or
-  starting, on contended and uncontended machines.
+* ``charge_promotion`` (a promotion in one pass) leaves every ledger as
+  ``charge_promotion_reference`` (the two charges of a promotion) does, bit for bit: with
+  and without per-owner tracking, running or starting, on contended and uncontended
+  machines (through :func:`~schedlab.testing.same_decisions.assert_same_function`).
 * A promotion's request and allocated-area correction, computed column by column in
-  Python, equal numpy's whole-row formula over real runs with promotions.
-* Taking instances of a task from its first node-queue entry alone equals the general
-  loop over the entries: the runs handed back and the queues left.
+  Python, equal ``promotion_area_reference`` (numpy's whole-row formula) over real runs
+  with promotions.
+* Taking instances of a task from a node queue (a whole entry, the first entry alone, or
+  as ids) equals ``take_from_node_queue_reference``, the general loop over the entries:
+  what is handed back, the queues left and the machines marked (through
+  :func:`~schedlab.testing.same_decisions.assert_same_function`).
 * ``refresh`` schedules a clock's completion inline: after every refresh of real runs, each
   clock due at a finite time has exactly one current COMPLETE event, at that time.
 """
@@ -16,75 +20,81 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from schedlab.cluster.spec import RESOURCES
 from schedlab.cluster.state import RUNNING
 from schedlab.engine import apply as apply_mod
 from schedlab.engine import events as ev
 from schedlab.engine.ledgers import row_bytes
 from schedlab.engine.simulation import Simulation
-from schedlab.engine.tasks import QueueEntry, runs_of
-from schedlab.policies.registry import make_policy
-from schedlab.workload.job import Workload
+from schedlab.engine.tasks import QueueEntry
 from schedlab.papers.rose.workloads import w_rose_2
+from schedlab.policies.registry import make_policy
+from schedlab.testing.same_decisions import assert_same_function
+from schedlab.workload.job import Workload
 from tests.unit.test_engine_decision_fast import _queues, _state
 
 _LEDGERS = ("_alloc_rows", "_opp_rows", "_used_rows", "_cu", "_tot_alloc", "_tot_used",
             "_tot_dead", "_queue_rows")
 
 
-def _same_ledgers(a, b) -> None:
-    for name in _LEDGERS:
-        assert repr(getattr(a, name)) == repr(getattr(b, name)), name
-    assert a.free_base.array().tobytes() == b.free_base.array().tobytes()
-    assert a._alloc.dirty == b._alloc.dirty and a._opp.dirty == b._opp.dirty
-    assert a._used.dirty == b._used.dirty
-    if a._track_owners:
-        assert a.job_alloc.tobytes() == b.job_alloc.tobytes()
+def _ledgers(state) -> tuple:
+    """Every ledger of ``state``, comparable between states, bit for bit."""
+    out = [repr(getattr(state, name)) for name in _LEDGERS]
+    out += [state.free_base.array().tobytes(), sorted(state._alloc.dirty),
+            sorted(state._opp.dirty), sorted(state._used.dirty)]
+    if state._track_owners:
+        out.append(state.job_alloc.tobytes())
+    return tuple(out)
 
 
-def _prepared(data, tasks: list[int], *, track_owners: bool):
-    """Two equal states whose ``tasks`` have random request and usage vectors."""
-    states = [_state(), _state()]
-    w = states[0].w
-    cols = w.request.shape[1]
-    request = w.request.copy()
-    usage = w.usage.copy()
-    values = st.sampled_from([0.1, 0.3, 1.0, 2.5, 1e-3, 7.0, 1 / 3])
-    for t in tasks:
-        for table in (request, usage):
-            mask = data.draw(st.lists(st.booleans(), min_size=cols, max_size=cols))
-            table[t] = [data.draw(values) if on else 0.0 for on in mask]
-    for state in states:                # the vectors are read from these bytes
-        state._request_bytes = row_bytes(request)
+_VECTOR_VALUES = st.sampled_from([0.1, 0.3, 1.0, 2.5, 1e-3, 7.0, 1 / 3])
+_WIDTH = len(RESOURCES)
+_VECTORS = st.lists(st.one_of(st.just(0.0), _VECTOR_VALUES), min_size=_WIDTH,
+                    max_size=_WIDTH)
+
+
+@st.composite
+def _promotions(draw):
+    """Random request and usage vectors of tasks 0-2, with or without per-owner tracking,
+    running or starting, a contended machine or none, then promotions: each of ``n``
+    instances of an opportunistic group of task ``t`` on machine ``m`` (charged first)."""
+    vectors = {t: (draw(_VECTORS), draw(_VECTORS)) for t in range(3)}
+    slow = draw(st.none() | st.integers(0, 2))
+    steps = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(1, 5)),
+                          min_size=1, max_size=20))
+    return vectors, draw(st.booleans()), draw(st.booleans()), slow, steps
+
+
+def _promoting(promote):
+    """The ledgers after each promotion of the drawn steps, ``promote(state, m, t, n,
+    running)`` moving the group to the regular class."""
+    def run(vectors, track_owners, running, slow, steps):
+        state = _state()
+        request, usage = state.w.request.copy(), state.w.usage.copy()
+        for t, (req, use) in vectors.items():
+            request[t], usage[t] = req, use
+        state._request_bytes = row_bytes(request)     # the vectors are read from these bytes
         state._usage_bytes = row_bytes(usage)
         if track_owners:
-            state.job_alloc                                 # starts the per-job bookkeeping
-    return states
+            state.job_alloc                           # starts the per-job bookkeeping
+        if slow is not None:
+            state._factor[2 * slow + 1] = 0.25
+        seen = []
+        for m, t, n in steps:
+            state.charge(m, 1, t, n, usage=running)   # the opportunistic group first
+            state.charge(m, 0, 0, 1)
+            promote(state, m, t, n, running)
+            seen.append(_ledgers(state))
+        return seen
+    return run
 
 
-@settings(max_examples=60, deadline=None)
-@given(data=st.data(), track_owners=st.booleans(), running=st.booleans())
-def test_charge_promotion_equals_two_charges(data, track_owners, running):
-    tasks = [0, 1, 2]
-    fast, plain = _prepared(data, tasks, track_owners=track_owners)
-    M = fast._n_machines
-    if data.draw(st.booleans()):
-        m = data.draw(st.integers(0, M - 1))
-        for state in (fast, plain):
-            state._factor[2 * m + 1] = 0.25
-    for _ in range(data.draw(st.integers(1, 20))):
-        m = data.draw(st.integers(0, M - 1))
-        t = data.draw(st.sampled_from(tasks))
-        n = data.draw(st.integers(1, 5))
-        for state in (fast, plain):                  # the opportunistic group first
-            state.charge(m, 1, t, n, usage=running)
-            state.charge(m, 0, tasks[0], 1)
-        fast.charge_promotion(m, t, n, running)
-        plain.charge(m, 1, t, -n, usage=running)
-        plain.charge(m, 0, t, n, usage=running)
-        _same_ledgers(fast, plain)
+def test_charge_promotion_equals_two_charges():
+    assert_same_function(_promoting(lambda s, *a: s.charge_promotion(*a)),
+                         _promoting(lambda s, *a: s.charge_promotion_reference(*a)),
+                         _promotions(), max_examples=60)
 
 
 def test_request_row_is_the_tables_row():
@@ -106,13 +116,13 @@ def test_promotion_area_correction_equals_the_array_formula(seed, monkeypatch):
 
     def promote(self, a):
         row = st_._gpy.get(a.group)
-        before = list(row) if row is not None else None
+        if row is not None:
+            m, running = row[1], row[11] == RUNNING
+            correction = apply_mod.promotion_area_reference(st_, a.group)
         out = plain_promote(self, a)
         if out[0] is apply_mod.Status.OK:
-            t, m, n = before[0], before[1], before[3]
-            need = st_.w.request[t] * n
-            want[m] -= need * (st_.now - before[6])
-            promoted.append(before[11] == RUNNING)
+            want[m] -= correction
+            promoted.append(running)
         return out
     monkeypatch.setitem(apply_mod._HANDLERS, apply_mod.Promote, promote)
     sim.run_until_drained()
@@ -121,63 +131,55 @@ def test_promotion_area_correction_equals_the_array_formula(seed, monkeypatch):
 
 
 # --------------------------------------------------------------- node queues
-def _take_by_loop(state, t: int, m: int, n: int):
-    """``take_from_node_queue`` as the general loop over the entries (the plain path)."""
-    entries = state.node_queue_of_task[m].get(t)
-    if entries is None:
-        return None
-    q = state.node_queue[m]
-    state.changes.touched.add(m)
-    if sum(len(e.ids) for e in entries) < n:
-        return None
-    out = []
-    left = n
-    for e in list(entries):
-        if not left:
-            break
-        k = min(left, len(e.ids))
-        taken = e.ids[:k]
-        del e.ids[:k]
-        left -= k
-        out.extend((lo, c, e.enqueue_time) for lo, c in runs_of(sorted(taken)))
-        if not e.ids:
-            del q[e]
-            entries.remove(e)
-    if not entries:
-        del state.node_queue_of_task[m][t]
-    state.queue_length[m] -= n
-    state.queued_total -= n
-    return out
+@st.composite
+def node_queues(draw):
+    """A task's entries queued at one machine (distinct ids, some sorted), sometimes
+    another task's entry beside them, and a count to take: mostly within the first entry
+    (the shortcut), else any count."""
+    t = draw(st.integers(0, 3))
+    m = draw(st.integers(0, 2))
+    pool = draw(st.permutations(range(60)))
+    entries = []
+    for _ in range(draw(st.integers(0, 3))):
+        k = draw(st.integers(1, 6))
+        ids, pool = list(pool[:k]), pool[k:]
+        entries.append(sorted(ids) if draw(st.booleans()) else ids)
+    other = draw(st.booleans())
+    n = draw((st.integers(1, len(entries[0])) if entries else st.integers(1, 3))
+             | st.integers(0, 14))
+    return t, m, entries, other, n
 
 
-@settings(max_examples=150, deadline=None)
-@given(data=st.data())
-def test_taking_from_the_first_entry_equals_the_loop(data):
-    fast, plain = _state(), _state()
-    t = data.draw(st.integers(0, 3))
-    m = data.draw(st.integers(0, fast._n_machines - 1))
-    pool = list(range(60))
-    sizes = []
-    for i in range(data.draw(st.integers(0, 3))):
-        k = data.draw(st.integers(1, 6))
-        ids = data.draw(st.permutations(pool))[:k]
-        if data.draw(st.booleans()):
-            ids = sorted(ids)
-        pool = [x for x in pool if x not in ids]
-        sizes.append(k)
-        for state in (fast, plain):
+def _taking(take):
+    """``take(state, t, m, n)`` on a fresh state holding the drawn queues: what it returns,
+    the queues it leaves and the machines it marks."""
+    def run(t, m, entries, other, n):
+        state = _state()
+        for i, ids in enumerate(entries):
             state.add_to_node_queue(m, QueueEntry(t, list(ids), float(i), False))
-    if data.draw(st.booleans()):                 # another task queued at the same node
-        for state in (fast, plain):
+        if other:
             state.add_to_node_queue(m, QueueEntry(t + 1, [0, 1], 9.0, False))
-    # mostly within the first entry (the shortcut), else any count
-    n = data.draw((st.integers(1, sizes[0]) if sizes else st.integers(1, 3))
-                  | st.integers(0, 14))
-    got = fast.take_from_node_queue(t, m, n)
-    want = _take_by_loop(plain, t, m, n)
-    assert got == want
-    assert _queues(fast) == _queues(plain)
-    assert fast.changes.touched == plain.changes.touched
+        return take(state, t, m, n), _queues(state), sorted(state.changes.touched)
+    return run
+
+
+def _ids(runs):
+    return None if runs is None else sorted(i for lo, k, _ in runs for i in range(lo, lo + k))
+
+
+def _sorted(ids):
+    return None if ids is None else sorted(ids)
+
+
+def test_taking_from_node_queues_equals_the_reference_loop():
+    reference = _taking(lambda s, t, m, n: s.take_from_node_queue_reference(t, m, n))
+    assert_same_function(_taking(lambda s, t, m, n: s.take_from_node_queue(t, m, n)),
+                         reference, node_queues(), max_examples=120)
+    # the ids of whole entries, handed back without runs (in no particular order)
+    assert_same_function(
+        _taking(lambda s, t, m, n: _sorted(s.take_queued_ids(t, m, n))),
+        _taking(lambda s, t, m, n: _ids(s.take_from_node_queue_reference(t, m, n))),
+        node_queues(), max_examples=80)
 
 
 # --------------------------------------------------------------- clocks

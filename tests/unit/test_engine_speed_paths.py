@@ -1,18 +1,18 @@
 """The engine's event-loop shortcuts give exactly what the straightforward code gives.
 
 * Arrivals wait in a sorted list beside the event heap and the loop merges the two. The
-  reference (:class:`HeapArrivals`) puts every arrival batch in the heap as an ARRIVAL
-  event: both must record the same attempts, decisions, level
+  reference (:class:`~schedlab.engine.simulation.HeapArrivalsSimulation`) puts every
+  arrival batch in the heap as an ARRIVAL event: both must record the same attempts, decisions, level
   series, samples and counters, bit for bit, with ties between arrivals and completions,
   start-ups, timers, heartbeats, samples and machine changes.
 * A contended machine's ``used`` row is written out column by column: at every decision
-  it must equal the nominal usage of each class scaled by its contention factor.
-* Samples divide by a cached capacity of live machines, the level series is written one
-  row at a time: both against their whole-array formulas.
+  it must equal ``used_reference`` (each class's nominal usage scaled by its contention
+  factor).
+* Samples divide by a cached capacity of live machines (against the whole-array formula);
+  the level series is written one row at a time (against ``add_level_reference``, slice
+  by slice).
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -21,29 +21,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from schedlab.cluster.actions import Place, Preempt, Promote, Reserve, Unreserve
-from schedlab.cluster.spec import (COMPRESSIBLE, FIT_TOLERANCE, R_SLOTS, RESOURCES,
-                                   cluster_from_table)
-from schedlab.engine import events as ev
+from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS, RESOURCES, cluster_from_table
 from schedlab.engine.config import EngineConfig
-from schedlab.engine.records import LEVEL_WIDTH, RunRecords
-from schedlab.engine.simulation import Simulation
+from schedlab.engine.records import LEVEL_WIDTH, RunRecords, add_level_reference
+from schedlab.engine.simulation import HeapArrivalsSimulation, Simulation
 from schedlab.metrics.records import ATTEMPT_FIELDS
+from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
+from schedlab.papers.rose.workloads import w_rose_2
 from schedlab.policies.base import Policy
 from schedlab.policies.registry import make_policy
 from schedlab.testing.fakes import Wrapped
-from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
 from schedlab.workload.job import Workload
-from schedlab.papers.rose.workloads import w_rose_2
-
-
-class HeapArrivals(Simulation):
-    """The reference loop's input: every arrival batch is an event in the heap."""
-
-    def _schedule_initial(self) -> None:
-        super()._schedule_initial()
-        for batch, at in enumerate(self._arrival_times[:-1]):
-            self.events.push(at, ev.ARRIVAL, batch)
-        self._arrival_times = [math.inf]           # the merged list stays empty
 
 
 class Log(Wrapped):
@@ -62,7 +50,7 @@ class Log(Wrapped):
 
 def _both(w, cluster, policy: str, params: dict, config: EngineConfig, failures=()):
     out = []
-    for cls in (Simulation, HeapArrivals):
+    for cls in (Simulation, HeapArrivalsSimulation):
         log = Log(make_policy(policy, dict(params)))
         sim = cls(w, cluster, log, seed=3, config=config)
         for m, at in failures:
@@ -137,7 +125,7 @@ def test_arrivals_left_out_of_the_heap_keep_it_small():
     # the point of the merge: the heap holds no event per arrival batch
     w = Workload.from_frame(_frame([(t, 1, 0.5, 1, 0) for t in range(200)]))
     sim = Simulation(w, _MACHINES, make_policy("fifo", {}), seed=0)
-    ref = HeapArrivals(w, _MACHINES, make_policy("fifo", {}), seed=0)
+    ref = HeapArrivalsSimulation(w, _MACHINES, make_policy("fifo", {}), seed=0)
     assert len(ref.events) - len(sim.events) == 200
     sim.run_until(50.5)
     assert sim._arrivals_left == 149 and sim.live
@@ -153,11 +141,8 @@ class UsedSpy(Log):
 
     def decide(self, view):
         st_ = view._state
-        cu = st_.class_usage                       # (M, 2, R) nominal usage by class
+        want = st_.used_reference()
         f = np.asarray(st_.contention_factors()).reshape(-1, 2)
-        want = cu[:, 0] + cu[:, 1]
-        comp = list(COMPRESSIBLE)
-        want[:, comp] = cu[:, 0, comp] * f[:, :1] + cu[:, 1, comp] * f[:, 1:]
         # rows re-timed under contention are written from the formula (bit for bit); the
         # others follow the nominal usage increment by increment
         hot = (f < 1.0).any(axis=1)
@@ -202,26 +187,6 @@ def test_samples_divide_by_the_capacity_of_live_machines():
     assert not st_.alive[1] and st_.alive[2]
 
 
-def _reference_level(recs: RunRecords, now, tot_alloc, tot_used, tot_cap) -> None:
-    """``add_level`` as whole-slice writes (the code before the one-row write)."""
-    nr = len(RESOURCES)
-    last = recs._last_level
-    if last is not None and last[0] == tot_alloc and last[1] == tot_used and last[2] is tot_cap:
-        return
-    recs._last_level = (list(tot_alloc), list(tot_used), tot_cap)
-    i = recs.n_levels
-    if i and recs.level_buf[i - 1, 0] == now:
-        i -= 1
-    elif i == len(recs.level_buf):
-        recs.level_buf = np.concatenate([recs.level_buf, np.zeros_like(recs.level_buf)])
-    row = recs.level_buf[i]
-    row[0] = now
-    row[1:1 + nr] = tot_alloc
-    row[1 + nr:1 + 2 * nr] = tot_used
-    row[1 + 2 * nr:] = tot_cap
-    recs.n_levels = i + 1
-
-
 def test_level_rows_match_slice_by_slice_writes():
     df, cl = w_rose_2(2, n_machines=4, n_requests=60)
     sim = Simulation(Workload.from_frame(df), cl, make_policy("rose", {}), seed=2)
@@ -232,7 +197,7 @@ def test_level_rows_match_slice_by_slice_writes():
 
     def both(now, tot_alloc, tot_used, tot_cap):
         real(now, tot_alloc, tot_used, tot_cap)
-        _reference_level(ref, now, tot_alloc, tot_used, tot_cap)
+        add_level_reference(ref, now, tot_alloc, tot_used, tot_cap)
 
     recs.add_level = both
     sim.run_until_drained()

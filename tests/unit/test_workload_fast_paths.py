@@ -1,12 +1,11 @@
 """The workload builders' and run summaries' fast paths against plain references.
 
-Each array-wise or batched path (parent lists and their checks, the Workload CSR arrays,
-the critical path level by level, the DRS DAG draws through the bit generator's C
-interface, the DRS job table built column-wise, the TPC-H duration checks, the Google
-task table reduced array-wise, the attempts frame typed before it is built, the canonical
-table built once) is compared with a
-reference written task by task here, on randomized inputs (hypothesis), bit for bit and
-error message for error message.
+The parent checks, the Workload CSR arrays, the critical path and the TPC-H duration checks
+are compared with their references in src (``check_parents_reference``,
+``edges_reference``, ``critical_path_reference``, ``durations_reference``) through
+:func:`schedlab.testing.same_decisions.assert_same_function`, error message for error
+message. The DRS DAG draws and job table, the Google task table and the attempts frame are
+compared with references written task by task here, bit for bit.
 """
 from __future__ import annotations
 
@@ -21,82 +20,19 @@ from schedlab import draws
 from schedlab.errors import InputError
 from schedlab.metrics import records
 from schedlab.papers.drs import workloads as dw
-from schedlab.workload.job import Workload
-from schedlab.workload.table import OPTIONAL_COLUMNS, WORKLOAD_COLUMNS, _check_parents, normalize_workload
+from schedlab.testing.same_decisions import assert_same_function
+from schedlab.workload.job import Workload, critical_path_reference, edges_reference
+from schedlab.workload.table import (
+    OPTIONAL_COLUMNS,
+    WORKLOAD_COLUMNS,
+    _check_parents,
+    check_parents_reference,
+    normalize_workload,
+)
 from schedlab.workload.traces import tpch
 
 
 # ------------------------------------------------------------------ references
-def ref_check_parents(out: pd.DataFrame, source: str, row_offset: int) -> None:
-    """Parent checks edge by edge, then Kahn's algorithm on (job_id, task_id) keys."""
-    jobs, tasks = out["job_id"].to_numpy(), out["task_id"].to_numpy()
-    known = set(zip(jobs, tasks))
-    children: dict = {}
-    indeg: dict = {}
-    for i, text in enumerate(out["parents"].to_numpy()):
-        if text == "":
-            continue
-        for p in str(text).split(";"):
-            p = p.strip()
-            if not p:
-                continue
-            if (jobs[i], p) not in known:
-                raise InputError(f"parent {p!r} is not a task of job {jobs[i]!r}", file=source,
-                                 row=i + row_offset, column="parents",
-                                 expected="task_ids of the same job separated by ';'")
-            if p == tasks[i]:
-                raise InputError("a task cannot be its own parent", file=source,
-                                 row=i + row_offset, column="parents")
-            children.setdefault((jobs[i], p), []).append((jobs[i], tasks[i]))
-            indeg[(jobs[i], tasks[i])] = indeg.get((jobs[i], tasks[i]), 0) + 1
-    nodes = set(children) | set(indeg)
-    ready = [n for n in nodes if indeg.get(n, 0) == 0]
-    seen = 0
-    while ready:
-        n = ready.pop()
-        seen += 1
-        for c in children.get(n, ()):
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                ready.append(c)
-    if seen != len(nodes):
-        stuck = sorted(n for n in nodes if indeg.get(n, 0) > 0)[0]
-        pos = int(np.flatnonzero((jobs == stuck[0]) & (tasks == stuck[1]))[0])
-        raise InputError(f"job {stuck[0]!r} has a dependency cycle through task {stuck[1]!r}",
-                         file=source, row=pos + row_offset, column="parents", expected="a DAG")
-
-
-def ref_edges(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(parent row, child row) of every listed parent, looked up in a dict."""
-    key = {(j, t): i for i, (j, t) in enumerate(zip(df["job_id"], df["task_id"]))}
-    src, dst = [], []
-    for i, (j, text) in enumerate(zip(df["job_id"], df["parents"])):
-        for p in str(text).split(";") if text else ():
-            if p.strip():
-                src.append(key[(j, p.strip())])
-                dst.append(i)
-    return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-
-
-def ref_critical_path(w: Workload) -> np.ndarray:
-    """Task by task in a topological order found with a stack."""
-    longest = w.duration.copy()
-    indeg = np.diff(w.parent_ptr).copy()
-    ready = list(np.flatnonzero(indeg == 0))
-    while ready:
-        t = ready.pop()
-        ps = w.parents(t)
-        if len(ps):
-            longest[t] = w.duration[t] + longest[ps].max()
-        for c in w.children(t):
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                ready.append(c)
-    out = np.zeros(w.n_jobs)
-    np.maximum.at(out, w.job, longest)
-    return out
-
-
 def ref_dag_parents(m: int, rng: np.random.Generator) -> list[list[int]]:
     """The DRS DAG with numpy's own ``integers`` and ``choice``."""
     n_lev = min(int(rng.integers(2, 5)), m)
@@ -130,22 +66,6 @@ def ref_drs_jobs(a: int, m: int, *, rate: float, seed: int, sizes: str,
     df = pd.DataFrame(rows, columns=["job_id", "task_id", "submit_time", "duration", "cpu",
                                      "mem", "parents", "stage"])
     return dw.add_deadlines(df, rng)
-
-
-def ref_durations(stage: dict, key: str, source: str, where: str) -> dict:
-    waves = stage.get(key)
-    if not isinstance(waves, dict):
-        raise InputError("missing or not an object", file=source, column=f"{where}.{key}",
-                         expected="{n_executors: [durations in ms]}")
-    for level, values in waves.items():
-        if not isinstance(values, list) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise InputError("durations must be a list of numbers", file=source,
-                             column=f"{where}.{key}[{level!r}]", expected="durations in ms")
-        if any(v < 0 for v in values):
-            raise InputError("negative task duration", file=source,
-                             column=f"{where}.{key}[{level!r}]", expected="durations in ms >= 0")
-    return waves
 
 
 def ref_attempts_frame(sim) -> pd.DataFrame:
@@ -209,26 +129,29 @@ def dag_tables(draw, faults: bool = True) -> pd.DataFrame:
     return df
 
 
-@settings(max_examples=150, deadline=None)
-@given(dag_tables())
-def test_parent_checks_name_the_same_first_problem(df):
-    out = df.astype({"job_id": str, "task_id": str, "parents": str})
-    assert outcome(_check_parents, out, "w.csv", 2) == outcome(ref_check_parents, out, "w.csv", 2)
+def _checked(check):
+    return lambda df: outcome(check, df.astype({"job_id": str, "task_id": str,
+                                                "parents": str}), "w.csv", 2)
 
 
-@settings(max_examples=100, deadline=None)
-@given(dag_tables(faults=False))
-def test_edges_and_critical_path_match_task_by_task(df):
+def test_parent_checks_name_the_same_first_problem():
+    assert_same_function(_checked(_check_parents), _checked(check_parents_reference),
+                         dag_tables(), max_examples=150, prepare=lambda df: ((df,), {}))
+
+
+def _csr(df):
     w = Workload.from_frame(df)
-    src, dst = ref_edges(w.frame)
-    order = np.argsort(dst, kind="stable")
-    assert same_array(w.parent_idx, src[order])
-    assert same_array(w.parent_ptr, np.concatenate([[0], np.cumsum(np.bincount(dst, minlength=w.n_tasks))]))
-    order = np.argsort(src, kind="stable")
-    assert same_array(w.child_idx, dst[order])
-    assert same_array(w.critical_path(), ref_critical_path(w))
-    w.critical_path()[:] = -1.0                     # a caller's copy: the cache is unharmed
-    assert same_array(w.critical_path(), ref_critical_path(w))
+    return w.parent_ptr, w.parent_idx, w.child_ptr, w.child_idx
+
+
+def test_edges_and_critical_path_match_task_by_task():
+    tables = dag_tables(faults=False)
+    one = lambda df: ((df,), {})
+    assert_same_function(_csr, lambda df: edges_reference(Workload.from_frame(df).frame),
+                         tables, max_examples=100, prepare=one)
+    assert_same_function(lambda df: Workload.from_frame(df).critical_path(),
+                         lambda df: critical_path_reference(Workload.from_frame(df)),
+                         tables, max_examples=100, prepare=one)
 
 
 def test_critical_path_of_a_long_chain_and_of_tasks_without_parents():
@@ -237,9 +160,11 @@ def test_critical_path_of_a_long_chain_and_of_tasks_without_parents():
                        "duration": np.random.default_rng(3).uniform(0, 1, n), "cpu": 1.0,
                        "mem": 1.0, "parents": [""] + [f"t{i - 1}" for i in range(1, n)]})
     w = Workload.from_frame(df)
-    assert same_array(w.critical_path(), ref_critical_path(w))
+    assert same_array(w.critical_path(), critical_path_reference(w))
+    w.critical_path()[:] = -1.0                     # a caller's copy: the cache is unharmed
+    assert same_array(w.critical_path(), critical_path_reference(w))
     flat = Workload.from_frame(df.assign(parents=""))
-    assert same_array(flat.critical_path(), ref_critical_path(flat))
+    assert same_array(flat.critical_path(), critical_path_reference(flat))
 
 
 # ------------------------------------------------------------------ DRS draws and jobs
@@ -301,13 +226,19 @@ number_lists = st.lists(st.one_of(
     st.just(10**400)), max_size=6)
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.dictionaries(st.sampled_from(["1", "2", "5"]), st.one_of(number_lists, st.just(3)),
-                       max_size=3))
-def test_tpch_duration_checks_match(waves):
-    stage = {"node": 1, "first_wave": waves}
-    assert (outcome(tpch._durations, stage, "first_wave", "x.json", "jobs[0].stages[0]")
-            == outcome(ref_durations, stage, "first_wave", "x.json", "jobs[0].stages[0]"))
+_WAVES = st.dictionaries(st.sampled_from(["1", "2", "5"]),
+                         st.one_of(number_lists, st.just(3)), max_size=3)
+
+
+def _durations_outcome(check):
+    return lambda waves: outcome(check, {"node": 1, "first_wave": waves}, "first_wave",
+                                 "x.json", "jobs[0].stages[0]")
+
+
+def test_tpch_duration_checks_match():
+    assert_same_function(_durations_outcome(tpch._durations),
+                         _durations_outcome(tpch.durations_reference), _WAVES,
+                         max_examples=400, prepare=lambda waves: ((waves,), {}))
 
 
 # ------------------------------------------------------------------ tables of a run
@@ -326,8 +257,8 @@ def test_attempts_frame_matches_the_frame_typed_column_by_column():
 @given(st.sets(st.sampled_from([c for c in OPTIONAL_COLUMNS if c != "parents"])),
        st.integers(1, 6))
 def test_canonical_table_defaults_and_types(present, n):
-    """Built once from gathered columns: each optional column is its default (or its
-    request) when absent, typed as before (text, float64 or int64)."""
+    """Each optional column is its default (or its request) when absent, typed as text,
+    float64 or int64."""
     rng = np.random.default_rng(n)
     df = pd.DataFrame({"job_id": [f"j{i % 2}" for i in range(n)], "task_id": [f"t{i}" for i in range(n)],
                        "submit_time": rng.uniform(0, 5, n), "duration": rng.uniform(0, 5, n),

@@ -244,6 +244,23 @@ class ClusterView:
                 f[hb] = keep
         return f
 
+    def free_reference(self) -> np.ndarray:
+        """The reference for :meth:`free` (all machines): the whole-array formula,
+        capacity - allocated - reserved (reservations hold no slot), any container's slot
+        taken; dead machines none; in heartbeat mode only the heartbeating node's row."""
+        s = self._state
+        f = s.capacity - s.allocated
+        f -= s.reserved
+        f[:, -1] += s.reserved[:, -1]
+        f[:, -1] -= s.opp_allocated[:, -1]
+        f[~s.alive] = 0.0
+        hb = s.heartbeat_machine
+        if hb is not None:
+            keep = f[hb].copy()
+            f[:] = 0.0
+            f[hb] = keep
+        return f
+
     def idle(self) -> np.ndarray:
         """Physically unused capacity (capacity minus actual usage); dead machines have none."""
         s = self._state
@@ -264,6 +281,12 @@ class ClusterView:
                 ranks += lo
             s.pending_from = int(ranks[0])
         return s.ready_order[ranks]
+
+    def pending_tasks_reference(self) -> np.ndarray:
+        """The reference for :meth:`pending_tasks`: a scan of the whole ``pending`` array,
+        ordered by readiness rank."""
+        tasks = np.flatnonzero(self.pending > 0)
+        return tasks[np.argsort(self.ready_rank[tasks], kind="stable")]
 
     def running_groups(self) -> RunningGroups:
         G = self._state.groups

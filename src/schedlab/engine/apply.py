@@ -330,3 +330,12 @@ _HANDLERS: dict[type, Callable[[ActionApplier, Any], tuple[Status, str]]] = {
     Drop: ActionApplier._drop, Promote: ActionApplier._promote,
     Reserve: ActionApplier._reserve, Unreserve: ActionApplier._unreserve,
 }
+
+
+def promotion_area_reference(state, gid: int) -> np.ndarray:
+    """The reference for the allocated-area correction :meth:`ActionApplier._promote`
+    subtracts from its machine's row when promoting group ``gid`` at ``state.now``: numpy's
+    whole-row ``request * count * (now - alloc_time)``, computed before the promotion."""
+    row = state._gpy[gid]
+    need = state.w.request[row[0]] * row[3]
+    return need * (state.now - row[6])

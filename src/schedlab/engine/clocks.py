@@ -203,6 +203,28 @@ class VirtualClocks:
             due = now + max(heap[0][0] - v, 0.0) / rate
         self._set_due(i, due)
 
+    def used_reference(self) -> np.ndarray:
+        """The reference for the ``used`` rows: each class's nominal usage, its compressible
+        columns scaled by the class's contention factor, ``(machines, resources)``."""
+        cu = self.class_usage                       # (M, 2, R) nominal usage by class
+        f = np.asarray(self.contention_factors()).reshape(-1, 2)
+        want = cu[:, 0] + cu[:, 1]
+        comp = list(COMPRESSIBLE)
+        want[:, comp] = cu[:, 0, comp] * f[:, :1] + cu[:, 1, comp] * f[:, 1:]
+        return want
+
+    def next_due_reference(self, i: int) -> float:
+        """The reference for the time :meth:`_schedule_due` and ``refresh`` leave in
+        ``_next_due[i]``: the earliest virtual finish among clock ``i``'s live groups,
+        turned into seconds at the clock's rate (inf with no live group or no rate)."""
+        gen = self.groups.gen
+        live = [e for e in self.heaps[i] if gen[e[1]] == e[2]]
+        rate = self._rate[i]
+        if not live or rate <= 0:
+            return math.inf
+        v = self._vc[i] + (self.now - self._vt[i]) * rate
+        return self.now + max(min(live)[0] - v, 0.0) / rate
+
     def _set_due(self, i: int, due: float) -> None:
         """Clock ``i``'s next COMPLETE event is at ``due``: a new event (and version, which
         makes the old one stale) only when that time changed."""

@@ -164,6 +164,11 @@ class Ledgers:
             for r, x in v[1]:
                 crow[r] += x * k
 
+    def charge_promotion_reference(self, m: int, t: int, n: int, usage: bool) -> None:
+        """The reference for :meth:`charge_promotion`: the two charges of a promotion."""
+        self.charge(m, 1, t, -n, usage=usage)
+        self.charge(m, 0, t, n, usage=usage)
+
     def charge_promotion(self, m: int, t: int, n: int, usage: bool) -> None:
         """Move ``n`` instances of task ``t`` on machine ``m`` from the opportunistic to the
         regular class: ``charge(m, 1, t, -n, usage)`` then ``charge(m, 0, t, n, usage)``
@@ -229,6 +234,14 @@ class Ledgers:
                 x *= n
                 cu_opp[r] -= x
                 cu_reg[r] += x
+
+    def task_vectors_reference(self, t: int) -> tuple:
+        """The reference for :meth:`_task_vectors`: the nonzero (column, value) pairs of the
+        workload's request and usage rows read with numpy, then the task's job and queue."""
+        w = self.w
+        req = [(r, x) for r, x in enumerate(w.request[t].tolist()) if x]
+        use = [(r, x) for r, x in enumerate(w.usage[t].tolist()) if x]
+        return req, use, int(w.job[t]), int(w.queue[t])
 
     def _task_vectors(self, t: int) -> tuple:
         """(nonzero request pairs, nonzero usage pairs, job, queue) of task ``t``, cached

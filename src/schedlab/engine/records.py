@@ -131,3 +131,25 @@ class RunRecords:
         # the row's float64 bytes written in one call, cheaper than numpy's list conversion
         _LEVEL_ROW.pack_into(buf, i * _LEVEL_ROW.size, now, *tot_alloc, *tot_used, *cap_list)
         self.n_levels = i + 1
+
+
+def add_level_reference(recs: RunRecords, now: float, tot_alloc: list[float],
+                        tot_used: list[float], tot_cap: np.ndarray) -> None:
+    """The reference for :meth:`RunRecords.add_level`: the row written slice by slice.
+    It keeps its own last level, so ``recs`` must be a RunRecords used only through it."""
+    nr = len(RESOURCES)
+    last = recs._last_level
+    if last is not None and last[0] == tot_alloc and last[1] == tot_used and last[2] is tot_cap:
+        return
+    recs._last_level = (list(tot_alloc), list(tot_used), tot_cap)
+    i = recs.n_levels
+    if i and recs.level_buf[i - 1, 0] == now:
+        i -= 1
+    elif i == len(recs.level_buf):
+        recs.level_buf = np.concatenate([recs.level_buf, np.zeros_like(recs.level_buf)])
+    row = recs.level_buf[i]
+    row[0] = now
+    row[1:1 + nr] = tot_alloc
+    row[1 + nr:1 + 2 * nr] = tot_used
+    row[1 + 2 * nr:] = tot_cap
+    recs.n_levels = i + 1

@@ -464,6 +464,17 @@ class Simulation:
             self.events.push(st.now + self.sample_interval, ev.SAMPLE)
 
 
+class HeapArrivalsSimulation(Simulation):
+    """The reference for the merged arrivals of :class:`Simulation`: every arrival batch
+    is an ARRIVAL event in the heap, and the sorted arrival list stays empty."""
+
+    def _schedule_initial(self) -> None:
+        super()._schedule_initial()
+        for batch, at in enumerate(self._arrival_times[:-1]):
+            self.events.push(at, ev.ARRIVAL, batch)
+        self._arrival_times = [math.inf]
+
+
 def _check_fits(w: Workload, cluster: ClusterSpec) -> None:
     """Every task must fit on some machine, one instance on every resource."""
     cap = cluster.capacity

@@ -225,6 +225,36 @@ class TaskQueues:
         self.queued_total -= n
         return out
 
+    def take_from_node_queue_reference(self, t: int, m: int,
+                                       n: int) -> list[tuple[int, int, float]] | None:
+        """The reference for :meth:`take_from_node_queue`: the general loop over the
+        entries, with no shortcut for a whole or a first entry."""
+        entries = self.node_queue_of_task[m].get(t)
+        if entries is None:
+            return None
+        q = self.node_queue[m]
+        self.changes.touched.add(m)
+        if sum(len(e.ids) for e in entries) < n:
+            return None
+        out: list[tuple[int, int, float]] = []
+        left = n
+        for e in list(entries):
+            if not left:
+                break
+            k = min(left, len(e.ids))
+            taken = e.ids[:k]
+            del e.ids[:k]
+            left -= k
+            out.extend((lo, c, e.enqueue_time) for lo, c in runs_of(sorted(taken)))
+            if not e.ids:
+                del q[e]
+                entries.remove(e)
+        if not entries:
+            del self.node_queue_of_task[m][t]
+        self.queue_length[m] -= n
+        self.queued_total -= n
+        return out
+
     def take_queued_ids(self, t: int, m: int, n: int) -> list[int] | None:
         """:meth:`take_from_node_queue` as the instance ids (in no particular order), or
         None if fewer are queued."""

@@ -193,6 +193,44 @@ def _critical_path(w: Workload) -> np.ndarray:
     return out
 
 
+def critical_path_reference(w: Workload) -> np.ndarray:
+    """The reference for :func:`_critical_path`: task by task, in a topological order
+    found with a stack."""
+    longest = w.duration.copy()
+    indeg = np.diff(w.parent_ptr).copy()
+    ready = list(np.flatnonzero(indeg == 0))
+    while ready:
+        t = ready.pop()
+        ps = w.parents(t)
+        if len(ps):
+            longest[t] = w.duration[t] + longest[ps].max()
+        for c in w.children(t):
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                ready.append(c)
+    out = np.zeros(w.n_jobs)
+    np.maximum.at(out, w.job, longest)
+    return out
+
+
+def edges_reference(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The reference for a Workload's CSR arrays: every listed parent looked up in a dict,
+    then ``(parent_ptr, parent_idx, child_ptr, child_idx)`` by stable sorts."""
+    key = {(j, t): i for i, (j, t) in enumerate(zip(df["job_id"], df["task_id"]))}
+    src, dst = [], []
+    for i, (j, text) in enumerate(zip(df["job_id"], df["parents"])):
+        for p in str(text).split(";") if text else ():
+            if p.strip():
+                src.append(key[(j, p.strip())])
+                dst.append(i)
+    s, d = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    n = len(df)
+    parent_ptr = np.concatenate([[0], np.cumsum(np.bincount(d, minlength=n))])
+    child_ptr = np.concatenate([[0], np.cumsum(np.bincount(s, minlength=n))])
+    return (parent_ptr, s[np.argsort(d, kind="stable")], child_ptr,
+            d[np.argsort(s, kind="stable")])
+
+
 def _topological_levels(w: Workload) -> list[np.ndarray]:
     """The tasks without parents, then those whose last parent is in the level before..."""
     return topological_levels(w.child_ptr, w.child_idx, np.diff(w.parent_ptr))[0]

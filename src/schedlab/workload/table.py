@@ -196,6 +196,46 @@ def _check_parents(out: pd.DataFrame, source: str, row_offset: int) -> None:
                          expected="a DAG")
 
 
+def check_parents_reference(out: pd.DataFrame, source: str, row_offset: int) -> None:
+    """The reference for :func:`_check_parents`: parent checks edge by edge, then Kahn's
+    algorithm on (job_id, task_id) keys. Raises the same first error."""
+    jobs, tasks = out["job_id"].to_numpy(), out["task_id"].to_numpy()
+    known = set(zip(jobs, tasks))
+    children: dict = {}
+    indeg: dict = {}
+    for i, text in enumerate(out["parents"].to_numpy()):
+        if text == "":
+            continue
+        for p in str(text).split(";"):
+            p = p.strip()
+            if not p:
+                continue
+            if (jobs[i], p) not in known:
+                raise InputError(f"parent {p!r} is not a task of job {jobs[i]!r}", file=source,
+                                 row=i + row_offset, column="parents",
+                                 expected="task_ids of the same job separated by ';'")
+            if p == tasks[i]:
+                raise InputError("a task cannot be its own parent", file=source,
+                                 row=i + row_offset, column="parents")
+            children.setdefault((jobs[i], p), []).append((jobs[i], tasks[i]))
+            indeg[(jobs[i], tasks[i])] = indeg.get((jobs[i], tasks[i]), 0) + 1
+    nodes = set(children) | set(indeg)
+    ready = [n for n in nodes if indeg.get(n, 0) == 0]
+    seen = 0
+    while ready:
+        n = ready.pop()
+        seen += 1
+        for c in children.get(n, ()):
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                ready.append(c)
+    if seen != len(nodes):
+        stuck = min(n for n in nodes if indeg.get(n, 0) > 0)
+        pos = int(np.flatnonzero((jobs == stuck[0]) & (tasks == stuck[1]))[0])
+        raise InputError(f"job {stuck[0]!r} has a dependency cycle through task {stuck[1]!r}",
+                         file=source, row=pos + row_offset, column="parents", expected="a DAG")
+
+
 def read_workload_table(path: str | Path) -> pd.DataFrame:
     """Read a canonical workload from CSV (optionally .gz) or Parquet and validate it."""
     p = Path(path)

@@ -104,6 +104,24 @@ def _durations(stage: dict[str, Any], key: str, source: str, where: str) -> dict
     return waves
 
 
+def durations_reference(stage: dict[str, Any], key: str, source: str,
+                        where: str) -> dict[str, list]:
+    """The reference for :func:`_durations`: each wave checked value by value."""
+    waves = stage.get(key)
+    if not isinstance(waves, dict):
+        _fail(source, f"{where}.{key}", "missing or not an object",
+              "{n_executors: [durations in ms]}")
+    for level, values in waves.items():
+        if not isinstance(values, list) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            _fail(source, f"{where}.{key}[{level!r}]", "durations must be a list of numbers",
+                  "durations in ms")
+        if any(v < 0 for v in values):
+            _fail(source, f"{where}.{key}[{level!r}]", "negative task duration",
+                  "durations in ms >= 0")
+    return waves
+
+
 def _stage_row(stage: dict[str, Any], source: str, where: str) -> dict[str, Any]:
     if not isinstance(stage, dict) or not isinstance(stage.get("node"), int):
         _fail(source, f"{where}.node", "stage without an integer 'node'", "an integer")
