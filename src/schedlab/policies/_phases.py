@@ -174,12 +174,23 @@ class Frontier:
         return any(m in self.members for m in machines)
 
     def mask(self, req_rows: np.ndarray) -> np.ndarray:
+        # the same test as the fit counts, (free + EPS) / req >= 1, so that a task fitting
+        # only within the tolerance is not filtered out by rounding (req <= free + EPS can
+        # be false where the quotient rounds up to 1)
         if self.fa is None:
-            return (req_rows <= self.rest).all(axis=1)
-        ok = ((req_rows[:, 0:1] <= self.fa[None, :]) & (req_rows[:, 1:2] <= self.fb[None, :])).any(axis=1)
+            return _room(self.rest[None, :], req_rows).all(axis=1)
+        ok = (_room(self.fa[None, :], req_rows[:, 0:1])
+              & _room(self.fb[None, :], req_rows[:, 1:2])).any(axis=1)
         if self.rest is not None:
-            ok &= (req_rows[:, 2:] <= self.rest).all(axis=1)
+            ok &= _room(self.rest[None, :], req_rows[:, 2:]).all(axis=1)
         return ok
+
+
+def _room(free_eps: np.ndarray, req: np.ndarray) -> np.ndarray:
+    """Whether one instance of ``req`` fits in ``free_eps`` (free + EPS), column by column,
+    with the fit counts' arithmetic; a column not requested always fits."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (req <= 0) | (free_eps / np.where(req > 0, req, 1.0) >= 1.0)
 
 
 def candidate_mask(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
