@@ -21,7 +21,8 @@ def _row(rows: pd.DataFrame, window: str, policy: str, band: str, metric: str):
 
 
 def aims(rows: pd.DataFrame, window: str = "validation", policy: str = "borg") -> pd.DataFrame:
-    """The validation's four aims (production median wait and KS, CPU in use, evictions), measured: met or missed, with the figure and its CI."""
+    """The validation's four aims (production median wait and KS, CPU in use, evictions),
+    measured: met or missed, with the figure and its CI."""
     out = []
 
     def add(aim, r, value, ok):
