@@ -72,7 +72,7 @@ def main() -> int:
           f"wall ({cpu:.2f} s CPU: on a busy machine wall exceeds CPU)")
     print(f"throughput: {inst / t_run:,.0f} task instances/s (simulate), {inst / total:,.0f} /s (end to end)")
     print(f"peak RSS: {rss_mb:.0f} MB")
-    ok = total <= 8.0 and rss_mb <= 1024      # engine v2's targets (issue 15)
+    ok = total <= 8.0 and rss_mb <= 1024      # the engine benchmark's targets
     print("target (<= 8 s wall, <= 1 GB RSS):", "MET" if ok else "NOT MET")
     return 0 if ok else 1
 

@@ -1,4 +1,4 @@
-"""Mutation score from a uniform random sample of mutants (issue 20).
+"""Mutation score from a uniform random sample of mutants.
 
 A full mutmut run over the configured packages takes about 3 hours on 2 cores. This script
 estimates the score from a seeded uniform sample instead, with mutmut's own machinery:
