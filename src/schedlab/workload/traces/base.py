@@ -50,9 +50,9 @@ from schedlab.cluster.spec import ClusterSpec
 from schedlab.errors import InputError
 from schedlab.workload.table import WORKLOAD_COLUMNS, normalize_workload
 
-__all__ = ["TraceBundle", "FORMATS", "detect_format", "load_trace", "default_traces_dir",
-           "resolve_trace_path", "parse_window", "select_window", "sample_jobs",
-           "empty_workload", "open_text_head"]
+__all__ = ["FORMATS", "WORKLOAD_FORMATS", "TraceBundle", "default_traces_dir", "detect_format",
+           "empty_workload", "load_trace", "open_text_head", "parse_window",
+           "resolve_trace_path", "sample_jobs", "select_window", "trace_source"]
 
 #: format name -> (module, reader function). Every reader has the signature
 #: ``reader(path, *, lenient=False, **options) -> TraceBundle``.
@@ -184,7 +184,7 @@ def _fields_match(fields: list[str], patterns: list[str | None]) -> bool:
 
 def _sniff_csv_line(line: str) -> str | None:
     f = line.split(",")
-    opt = lambda pat: f"({pat})?"  # noqa: E731 - empty allowed
+    opt = lambda pat: f"({pat})?"  # an empty field allowed
     if _fields_match(f, [_INT, opt(_INT), _INT, _INT, opt(_INT), _INT, opt(_HASH), opt(_INT), _INT,
                          opt(_NUM), opt(_NUM), opt(_NUM), opt(_INT)]):
         return "google2011"
@@ -259,16 +259,15 @@ def detect_format(path: str | Path) -> str:
     """
     resolved = resolve_trace_path(path)
     if isinstance(resolved, str):  # glob
-        first = Path(sorted(globmod.glob(resolved))[0])
+        first = Path(min(globmod.glob(resolved)))
         return detect_format(first)
     p = resolved
     if p.is_dir():
-        if (p / "task_events").is_dir():
-            return "google2011"
-        parts = sorted(x for x in p.iterdir() if x.is_file() and not x.name.startswith("."))
-        if not parts:
-            raise InputError("the directory is empty", file=str(p))
-        return detect_format(parts[0])
+        return _folder_choice(p)[1]
+    return _file_format(p)
+
+
+def _file_format(p: Path) -> str:
     with open(p, "rb") as fh:
         magic = fh.read(4)
     if magic == b"PAR1":
@@ -279,6 +278,64 @@ def detect_format(path: str | Path) -> str:
         raise InputError("cannot recognise the trace format from the file's content",
                          file=str(p), expected=f"one of: {known} (or pass format=)")
     return fmt
+
+
+#: formats whose files hold jobs; the others describe machines, usage or job events only
+WORKLOAD_FORMATS: tuple[str, ...] = ("google2011", "alibaba2018", "alibaba2017",
+                                     "alibaba2017-cloudsimpy", "swf", "swim", "tpch",
+                                     "canonical")
+
+
+#: Google 2011 tables, whose readers take a folder of ``part-*`` files
+_PART_FORMATS: tuple[str, ...] = ("google2011", "google2011-jobs", "google2011-machines")
+
+
+def _folder_choice(p: Path, fmt: str | None = None) -> tuple[Path, str]:
+    """The file of folder ``p`` to read as a trace, and its format.
+
+    A Google 2011 root (with ``task_events/``) or a folder of the parts of one Google 2011
+    table is read whole by its reader. Any other folder must hold exactly one file of jobs (of format
+    ``fmt`` when given): that file is read alone, so its errors name it, and its reader
+    finds its companions (``machine_meta`` beside an Alibaba 2018 ``batch_task``). Files
+    whose format is not recognised are left out. Several files of jobs are an error that
+    names each one and its format, never a mix of them.
+    """
+    if (p / "task_events").is_dir() and fmt in (None, "google2011"):
+        return p, "google2011"
+    files = sorted(x for x in p.iterdir() if x.is_file() and not x.name.startswith("."))
+    if not files:
+        raise InputError("the directory is empty", file=str(p))
+    found: dict[Path, str] = {}
+    for f in files:
+        try:
+            found[f] = _file_format(f)
+        except InputError:
+            continue                      # not a trace file (a schema, a README...)
+    kinds = set(found.values())
+    if len(kinds) == 1 and next(iter(kinds)) in _PART_FORMATS and fmt in (None, *kinds):
+        return p, next(iter(kinds))           # the parts of one Google 2011 table
+    wanted = (fmt,) if fmt is not None else WORKLOAD_FORMATS
+    jobs = {f: k for f, k in found.items() if k in wanted}
+    if len(jobs) == 1:
+        return next(iter(jobs.items()))
+    listing = ", ".join(f"{f.name} ({k})" for f, k in (jobs or found).items())
+    if not jobs:
+        what = f"no file of format {fmt}" if fmt else "no file of jobs"
+        raise InputError(f"the folder holds {what}" + (f"; it holds {listing}" if listing
+                                                       else ", nor any recognised trace file"),
+                         file=str(p), expected="a folder with one trace file of jobs, or "
+                                               "the path of one file")
+    raise InputError(f"the folder holds {len(jobs)} files of jobs: {listing}; they are not "
+                     "mixed", file=str(p), expected="the path of one of these files")
+
+
+def trace_source(path: str | Path, format: str | None = None) -> Path | str:
+    """The path a reader gets for ``path``: a folder becomes its one file of jobs (see
+    :func:`_folder_choice`); a file or a glob is returned as it is."""
+    resolved = resolve_trace_path(path)
+    if isinstance(resolved, Path) and resolved.is_dir():
+        return _folder_choice(resolved, format)[0]
+    return resolved
 
 
 # --------------------------------------------------------------------------- load
@@ -309,7 +366,7 @@ def load_trace(path: str | Path, *, format: str | None = None, lenient: bool = F
     of raising :class:`InputError`. ``window`` and ``sample_jobs`` select jobs (see the
     module docstring). Other keyword ``options`` go to the format's reader.
     """
-    resolved = resolve_trace_path(path)
+    resolved = trace_source(path, format)
     fmt = format or detect_format(resolved)
     bundle = _reader(fmt)(resolved, lenient=lenient, **options)
     if window is not None:
@@ -419,7 +476,7 @@ def finish_bundle(frame: pd.DataFrame, *, source: str, fmt: str, report: Any,
     rep = report.as_dict() if hasattr(report, "as_dict") else dict(report)
     rep.setdefault("counts", {})
     rep["counts"].setdefault("workload_jobs", int(workload["job_id"].nunique()))
-    rep["counts"].setdefault("workload_tasks", int(len(workload)))
+    rep["counts"].setdefault("workload_tasks", len(workload))
     rep["counts"].setdefault("workload_instances", int(workload["instances"].sum()))
     return TraceBundle(workload=workload, cluster=cluster, report=rep, format=fmt,
                        metadata=metadata or {}, extras=extras or {})
