@@ -82,14 +82,14 @@ def test_check_schedule_catches_violations():
     assert any("capacity" in b or "processors" in b for b in bad)
 
 
-# ---------------------------------------------------------------- solver robustness (issue 14)
+# ---------------------------------------------------------------- solver robustness
 
 def test_model_forbids_tied_starts_beyond_processors():
     """Three tasks at t=0 on a 2-processor worker must be infeasible in the model itself.
 
-    HiGHS 1.16 returned exactly this plan as "optimal" when the tie-break gap was below
-    its default feasibility tolerance; the check runs at that default (1e-6), looser than
-    the one ``solve_ilp`` sets, so a model that leans on sub-tolerance gaps fails here.
+    A tie-break gap below the solver's feasibility tolerance lets HiGHS return exactly this
+    plan as "optimal"; the check runs at HiGHS's default tolerance (1e-6), looser than the
+    one ``solve_ilp`` sets, so a model that leans on sub-tolerance gaps fails here.
     """
     from schedlab.papers.drs import ilp
 
@@ -105,8 +105,8 @@ def test_model_forbids_tied_starts_beyond_processors():
             h.run()
             status = h.modelStatusToString(h.getModelStatus()).lower()
         else:
-            status = ilp._run_scipy(m, m.integer, lb, ub, time_limit=10, mip_gap=1e-6,
-                                    threads=1)[0]
+            status = ilp._run_scipy(m, m.integer, lb, ub, node_limit=1000, time_limit=60,
+                                    mip_gap=1e-6, threads=1)[0]
         assert status == "infeasible", backend
 
 
@@ -135,7 +135,7 @@ def test_a_plan_that_fails_the_check_is_rejected(monkeypatch):
     def overloaded(m, integer, lb, ub, **_):
         x = np.clip(np.zeros(m.n_vars), lb, ub)
         x[m.y[:, 0]] = 1.0                        # three tasks at t=0 on two processors
-        return "optimal", x, 1.65, 0.0
+        return "optimal", x, 1.65, 0.0, 0
 
     monkeypatch.setitem(ilp._BACKENDS, "highspy", overloaded)
     sol = ilp.solve_ilp(inst)

@@ -47,6 +47,32 @@ Solving
     solved again, so no tolerance slack on a big-M row survives into the plan. Every plan
     is checked by :func:`check_schedule`; one that fails comes back with status
     ``"rejected"`` (``ok`` is False) and its violations, and is never used.
+
+Limits: work, not time
+    The solve is bounded by work, so that its plan does not depend on how fast or how
+    loaded the machine is: at most ``node_limit`` branch-and-bound nodes (HiGHS
+    ``mip_max_nodes``) on one thread, and at most :data:`LP_ITERATION_LIMIT` simplex
+    iterations for the polishing LP. HiGHS's own work at a node (cut rounds, heuristic
+    effort) is counted in LP iterations, so the same instance gives the same plan, the
+    same status and the same node count on any machine. The statuses:
+
+    ``"optimal"``
+        solved to the relative gap ``mip_gap``;
+    ``"node_limit"``
+        the node limit bound: the best plan found so far is returned and used (``ok``),
+        with its dual ``bound`` and ``gap``;
+    ``"no_solution"``
+        the node limit bound before any plan was found (``ok`` is False);
+    ``"time_limit"``
+        the wall-clock safety limit ``time_limit`` fired. It is a last resort, far above
+        what the work limit needs, so a plan that depends on the clock is never used:
+        ``ok`` is False whether or not a plan was found, and callers record the event
+        (the policy counts it as ``milp_time_limited`` and warns with
+        :class:`SolverTimeLimit`; the reproduction's ILP tables give each status);
+    ``"infeasible"``, ``"rejected"``
+        no plan exists, or the plan fails :func:`check_schedule`;
+    ``"feasible"``
+        a plan of :func:`~schedlab.papers.drs._greedy.greedy_schedule` (no solver).
 """
 from __future__ import annotations
 
@@ -59,10 +85,22 @@ import numpy as np
 if TYPE_CHECKING:
     from scipy import sparse
 
-__all__ = ["Instance", "Model", "Solution", "build_model", "export_model", "solve_ilp",
-           "check_schedule", "schedule_cost", "processor_assignment"]
+__all__ = ["LP_ITERATION_LIMIT", "NODE_LIMIT", "SAFETY_TIME_LIMIT", "Instance", "Model",
+           "Solution", "SolverTimeLimit", "build_model", "check_schedule", "export_model",
+           "processor_assignment", "schedule_cost", "solve_ilp"]
 
 _TOL = 1e-6
+
+#: default bound on the branch-and-bound nodes of one solve (the work limit)
+NODE_LIMIT = 10_000
+#: default wall-clock safety limit (s): a last resort; a solve it stops is never used
+SAFETY_TIME_LIMIT = 300.0
+#: bound on the simplex iterations of the polishing LP
+LP_ITERATION_LIMIT = 1_000_000
+
+
+class SolverTimeLimit(RuntimeWarning):
+    """The MILP solver's wall-clock safety limit fired: the batch's plan was not used."""
 
 
 @dataclass
@@ -86,7 +124,7 @@ class Instance:
         self.capacity = np.atleast_2d(np.asarray(self.capacity, dtype=float))
         self.slots = np.asarray(self.slots, dtype=float)
         self.cost_rate = np.asarray(self.cost_rate, dtype=float)
-        N, W = self.n_tasks, self.n_workers
+        N = self.n_tasks
         self.release = np.zeros(N) if self.release is None else np.asarray(self.release, float)
         self.deadline = (np.full(N, np.inf) if self.deadline is None
                          else np.asarray(self.deadline, float))
@@ -113,7 +151,7 @@ class Instance:
 
 @dataclass
 class Solution:
-    status: str                      # "optimal", "feasible", "infeasible", "time_limit", ...
+    status: str                      # "optimal", "node_limit", "time_limit", ... (module doc)
     assign: np.ndarray               # (N,) worker per task (-1 if none)
     start: np.ndarray                # (N,)
     cost: float                      # eq. 3 value of the plan (nan if none)
@@ -124,10 +162,14 @@ class Solution:
     n_rows: int = 0
     method: str = "highspy"
     violations: list[str] = field(default_factory=list)   # check_schedule's findings
+    nodes: int = 0                   # branch-and-bound nodes explored (the work done)
 
     @property
     def ok(self) -> bool:
-        return self.status in ("optimal", "feasible", "time_limit") and bool((self.assign >= 0).all())
+        """A plan that may be used: solved, or stopped by the work limit (never by the
+        clock), and every task placed."""
+        return (self.status in ("optimal", "node_limit", "feasible")
+                and bool((self.assign >= 0).all()))
 
 
 def schedule_cost(inst: Instance, assign: np.ndarray) -> float:
@@ -156,7 +198,7 @@ class Model:
     lb: np.ndarray
     ub: np.ndarray
     integer: np.ndarray              # (n,) bool: binary columns
-    A: "sparse.csr_matrix"
+    A: sparse.csr_matrix
     row_lo: np.ndarray
     row_hi: np.ndarray
     y: np.ndarray                    # (N, W) column of y[i,k] (-1 if ineligible)
@@ -314,42 +356,73 @@ def _highs(m: Model, integer: np.ndarray, lb: np.ndarray, ub: np.ndarray):
     return h
 
 
+#: HiGHS's model status names (lower case) and the statuses of :class:`Solution`
+_STATUS = {"optimal": "optimal", "infeasible": "infeasible",
+           "time limit reached": "time_limit", "solution limit reached": "node_limit",
+           "iteration limit reached": "iteration_limit"}
+
+
+def _status(name: str) -> str:
+    return _STATUS.get(name.lower(), name.lower())
+
+
+def _no_plan(status: str) -> str:
+    """The status of a solve that returned no plan (a time limit stays a time limit)."""
+    return "no_solution" if status in ("node_limit", "iteration_limit") else status
+
+
 def _run_highs(m: Model, integer: np.ndarray, lb: np.ndarray, ub: np.ndarray, *,
-               time_limit: float, mip_gap: float, threads: int):
-    """Solve with highspy: (status, x or None, dual bound, gap)."""
+               node_limit: int, time_limit: float, mip_gap: float, threads: int):
+    """Solve with highspy: (status, x or None, dual bound, gap, nodes)."""
     h = _highs(m, integer, lb, ub)
+    h.setOptionValue("mip_max_nodes", int(node_limit))
+    h.setOptionValue("simplex_iteration_limit", LP_ITERATION_LIMIT)
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("mip_feasibility_tolerance", MIP_FEASIBILITY_TOL)
     h.setOptionValue("threads", int(threads))
     h.run()
     info = h.getInfo()
-    name = h.modelStatusToString(h.getModelStatus()).lower()
-    status = {"optimal": "optimal", "infeasible": "infeasible",
-              "time limit reached": "time_limit"}.get(name, name)
+    status = _status(h.modelStatusToString(h.getModelStatus()))
+    nodes = int(max(info.mip_node_count, 0))
     if info.primal_solution_status != 2:
-        return ("no_solution" if status == "time_limit" else status), None, np.nan, np.nan
+        return _no_plan(status), None, np.nan, np.nan, nodes
     x = np.asarray(h.getSolution().col_value)
     if integer.any():
-        return status, x, float(info.mip_dual_bound), float(info.mip_gap)
-    return status, x, float(info.objective_function_value), 0.0
+        return status, x, float(info.mip_dual_bound), float(info.mip_gap), nodes
+    return status, x, float(info.objective_function_value), 0.0, nodes
 
 
 def _run_scipy(m: Model, integer: np.ndarray, lb: np.ndarray, ub: np.ndarray, *,
-               time_limit: float, mip_gap: float, threads: int):
-    """Solve with ``scipy.optimize.milp``: (status, x or None, dual bound, gap)."""
+               node_limit: int, time_limit: float, mip_gap: float, threads: int):
+    """Solve with ``scipy.optimize.milp``: (status, x or None, dual bound, gap, nodes).
+
+    scipy reports the node limit as an unrecognised status whose message names HiGHS's
+    "Solution limit reached"; the status is read from the message."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     del threads
     r = milp(m.c, constraints=LinearConstraint(m.A, m.row_lo, m.row_hi),
              bounds=Bounds(lb, ub), integrality=integer.astype(int),
-             options={"time_limit": float(time_limit), "mip_rel_gap": float(mip_gap)})
-    status = {0: "optimal", 1: "time_limit", 2: "infeasible"}.get(r.status, r.message.lower())
+             options={"node_limit": int(node_limit), "time_limit": float(time_limit),
+                      "mip_rel_gap": float(mip_gap)})
+    msg = r.message.lower()
+    if r.status == 0:
+        status = "optimal"
+    elif r.status == 2:
+        status = "infeasible"
+    elif "time limit" in msg:
+        status = "time_limit"
+    elif "solution limit" in msg or "node limit" in msg:
+        status = "node_limit"
+    else:
+        status = msg
+    nodes = int(getattr(r, "mip_node_count", 0) or 0)
     if r.x is None:
-        return ("no_solution" if status == "time_limit" else status), None, np.nan, np.nan
+        return _no_plan(status), None, np.nan, np.nan, nodes
     bound = float(getattr(r, "mip_dual_bound", r.fun) or r.fun)
     gap = float(getattr(r, "mip_gap", 0.0) or 0.0)
-    return status, np.asarray(r.x), bound, gap
+    return status, np.asarray(r.x), bound, gap, nodes
 
 
 _BACKENDS = {"highspy": _run_highs, "scipy": _run_scipy}
@@ -363,12 +436,16 @@ def export_model(inst: Instance, path: str, *, tiebreak: float = 1e-6) -> Model:
     return m
 
 
-def solve_ilp(inst: Instance, *, time_limit: float = 5.0, mip_gap: float = 1e-6,
+def solve_ilp(inst: Instance, *, node_limit: int = NODE_LIMIT,
+              time_limit: float = SAFETY_TIME_LIMIT, mip_gap: float = 1e-6,
               tiebreak: float = 1e-6, threads: int = 1,
               backend: Literal["highspy", "scipy"] = "highspy") -> Solution:
     """Build, solve, polish and check the corrected ILP (see the module docstring).
 
-    A plan that fails :func:`check_schedule` is returned with status ``"rejected"`` and its
+    ``node_limit`` bounds the work (the plan depends on it, never on the machine's speed);
+    ``time_limit`` is a wall-clock safety limit: a solve it stops has status
+    ``"time_limit"`` and ``ok`` False. ``threads`` stays 1 for the same reason. A plan that
+    fails :func:`check_schedule` is returned with status ``"rejected"`` and its
     ``violations``; ``ok`` is then False, so callers fall back rather than use it.
     """
     t0 = time.perf_counter()
@@ -381,20 +458,24 @@ def solve_ilp(inst: Instance, *, time_limit: float = 5.0, mip_gap: float = 1e-6,
                         solve_seconds=time.perf_counter() - t0, method=backend)
     m = build_model(inst, tiebreak=tiebreak)
     run = _BACKENDS[backend]
-    status, x, bound, gap = run(m, m.integer, m.lb, m.ub, time_limit=time_limit,
-                                mip_gap=mip_gap, threads=threads)
+    status, x, bound, gap, nodes = run(m, m.integer, m.lb, m.ub, node_limit=node_limit,
+                                       time_limit=time_limit, mip_gap=mip_gap,
+                                       threads=threads)
     none = Solution(status, np.full(N, -1), np.full(N, np.nan), float("nan"),
                     solve_seconds=time.perf_counter() - t0, n_vars=m.n_vars,
-                    n_rows=m.n_rows, method=backend)
-    if x is None:
+                    n_rows=m.n_rows, method=backend, nodes=nodes)
+    if x is None or status == "time_limit":
         return none
     # Polish: fix the rounded binaries and re-solve the LP over the continuous columns.
     fixed = np.round(x[m.integer])
     lb, ub = m.lb.copy(), m.ub.copy()
     lb[m.integer] = fixed
     ub[m.integer] = fixed
-    p_status, xp, _, _ = run(m, np.zeros_like(m.integer), lb, ub,
-                             time_limit=max(time_limit, 1.0), mip_gap=mip_gap, threads=threads)
+    p_status, xp, _, _, _ = run(m, np.zeros_like(m.integer), lb, ub, node_limit=node_limit,
+                                time_limit=time_limit, mip_gap=mip_gap, threads=threads)
+    if p_status == "time_limit":
+        none.status = "time_limit"
+        return none
     if xp is None:
         none.status = "rejected"
         none.violations = [f"rounded MIP point is not LP-feasible ({p_status})"]
@@ -408,7 +489,7 @@ def solve_ilp(inst: Instance, *, time_limit: float = 5.0, mip_gap: float = 1e-6,
     bound = bound - tiebreak * float(start.sum())
     sol = Solution(status, assign, start, c, bound=min(bound, c), gap=gap,
                    solve_seconds=time.perf_counter() - t0, n_vars=m.n_vars,
-                   n_rows=m.n_rows, method=backend)
+                   n_rows=m.n_rows, method=backend, nodes=nodes)
     bad = check_schedule(inst, assign, start)
     if bad:
         sol.status = "rejected"

@@ -174,7 +174,10 @@ def slot_utilisation(res: Any) -> float:
 
 
 def milp_stats(log: list[tuple]) -> pd.DataFrame:
-    return pd.DataFrame(log, columns=["time", "n_tasks", "status", "seconds", "gap", "cost"])
+    """One row per MILP batch of the policy: its time, size, status, solve time (wall
+    clock, a measurement only), MIP gap, cost and branch-and-bound nodes (the work)."""
+    return pd.DataFrame(log, columns=["time", "n_tasks", "status", "seconds", "gap", "cost",
+                                      "nodes"])
 
 
 def drs_summary(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1, policy: Any = None,
@@ -206,4 +209,6 @@ def drs_summary(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1, policy: Any
         out["milp_batches"] = float(len(m))
         out["milp_mean_seconds"] = float(m["seconds"].mean())
         out["milp_max_gap"] = float(m["gap"].max())
+        out["milp_max_nodes"] = float(m["nodes"].max())
+        out["milp_time_limited"] = float((m["status"] == "time_limit").sum())
     return out

@@ -28,16 +28,22 @@ Decision
     starts its queue FIFO as processors free. Running tasks always hold distinct
     processors, so independent tasks of a job placed on one worker run on different
     cores. With ``solver="milp"`` the tasks a scheduler receives at one instant (at most
-    ``milp_max_tasks``) are placed by the ILP of :mod:`.ilp` (HiGHS, time limit), falling
-    back to the greedy rule when it is infeasible, has no solution in time, or returns a
-    plan that fails ``check_schedule`` (counted as ``milp_rejected`` in the summary, with
-    a :class:`SolverPlanRejected` warning; such a plan is never used).
+    ``milp_max_tasks``) are placed by the ILP of :mod:`.ilp` (HiGHS, at most
+    ``milp_node_limit`` branch-and-bound nodes, so the plan does not depend on the
+    machine's speed), falling back to the greedy rule when it is infeasible, has no plan
+    within the node limit, or returns a plan that fails ``check_schedule`` (counted as
+    ``milp_rejected`` in the summary, with a :class:`SolverPlanRejected` warning; such a
+    plan is never used). ``milp_time_limit`` is only a wall-clock safety limit: a batch it
+    stops falls back to the greedy rule and is counted as ``milp_time_limited``, with a
+    :class:`~.ilp.SolverTimeLimit` warning, so a run whose decisions the clock touched
+    says so. Batches the node limit stopped (their best plan is used) are counted as
+    ``milp_node_limited``.
 Complexity
     O(K) per ready task for K candidate workers (the scheduler's few workers, then the
     domain; O(h K) for the predictor). With ``fast=True`` (the default) the rule runs in
     plain Python over lists (:mod:`._fast`), with the same decisions as ``fast=False``,
     which calls :mod:`.algorithms` on numpy arrays. MILP batches are bounded by
-    ``milp_max_tasks`` and ``milp_time_limit``.
+    ``milp_max_tasks`` and ``milp_node_limit``.
 Departures from the paper
     The ILP is solved per scheduler batch only with ``solver="milp"``; by default its
     objective and constraints are applied greedily per task (the paper solves it for all
@@ -65,7 +71,7 @@ from schedlab.papers.drs._common import COLS, Book, fits, fits_one
 from schedlab.papers.drs._dag import ancestor_sets, remaining_critical_path
 from schedlab.papers.drs._fast import FastPath
 from schedlab.papers.drs._gossip import GossipNet
-from schedlab.papers.drs.ilp import Instance, solve_ilp
+from schedlab.papers.drs.ilp import Instance, SolverTimeLimit, solve_ilp
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
@@ -143,7 +149,8 @@ class DrsPolicy(FastPath, Policy):
         order: Literal["wait_first", "cost_first"] = "wait_first"
         solver: Literal["greedy", "milp"] = "greedy"
         milp_max_tasks: int = 6
-        milp_time_limit: float = 0.5
+        milp_node_limit: int = 100        # branch-and-bound nodes per batch (the work limit)
+        milp_time_limit: float = 30.0     # wall-clock safety limit (s); if it fires, counted
         n_schedulers: int = 10
         domain_size: int = 5
         workers_per_scheduler: int | None = None
@@ -200,10 +207,12 @@ class DrsPolicy(FastPath, Policy):
         self.size_n = 0
         #: one row per dispatch: (task, machine, submit_to_worker, W_active, W_mr, W_ql, started_now)
         self.predictions: list[tuple[int, int, float, float, float, float, bool]] = []
-        #: one row per MILP batch: (time, n_tasks, status, seconds, gap, cost)
-        self.milp_log: list[tuple[float, int, str, float, float, float]] = []
+        #: one row per MILP batch: (time, n_tasks, status, seconds, gap, cost, nodes)
+        self.milp_log: list[tuple[float, int, str, float, float, float, int]] = []
         self.fallbacks = 0
         self.milp_rejected = 0
+        self.milp_node_limited = 0
+        self.milp_time_limited = 0
 
     def timers(self):
         return {"gossip": self.params.gossip_period}
@@ -212,7 +221,9 @@ class DrsPolicy(FastPath, Policy):
         if self.params.solver != "milp":
             return {}
         return {"milp_batches": len(self.milp_log), "milp_fallbacks": self.fallbacks,
-                "milp_rejected": self.milp_rejected}
+                "milp_rejected": self.milp_rejected,
+                "milp_node_limited": self.milp_node_limited,
+                "milp_time_limited": self.milp_time_limited}
 
     # ------------------------------------------------------------------ helpers
     def _sched_loads(self, view) -> np.ndarray:
@@ -383,8 +394,16 @@ class DrsPolicy(FastPath, Policy):
                         slots=self.cluster.capacity[ws, R_SLOTS],
                         cost_rate=np.array([p.c_cpu, p.c_mem]),
                         release=np.full(len(tasks), p.latency), deadline=dl, busy=busy)
-        sol = solve_ilp(inst, time_limit=p.milp_time_limit)
-        self.milp_log.append((now, len(tasks), sol.status, sol.solve_seconds, sol.gap, sol.cost))
+        sol = solve_ilp(inst, node_limit=p.milp_node_limit, time_limit=p.milp_time_limit)
+        self.milp_log.append((now, len(tasks), sol.status, sol.solve_seconds, sol.gap, sol.cost,
+                              sol.nodes))
+        self.milp_node_limited += sol.status == "node_limit"
+        if sol.status == "time_limit":
+            self.milp_time_limited += 1
+            warnings.warn(f"drs: t={now:g}: the MILP for {len(tasks)} tasks hit the wall-clock "
+                          f"safety limit ({p.milp_time_limit:g} s) before its node limit; "
+                          "greedy placement used instead (raise milp_time_limit or lower "
+                          "milp_node_limit)", SolverTimeLimit, stacklevel=2)
         if sol.status == "rejected":
             self.milp_rejected += 1
             warnings.warn(f"drs: t={now:g}: the MILP plan for {len(tasks)} tasks fails the "
