@@ -37,11 +37,13 @@ def test_summary_rows_and_ci(compare_report):
 def test_html_sections_and_images(compare_report):
     _, out = compare_report
     html = (out / "report.html").read_text()
-    for sec in ("rerun", "summary", "utilization", "cdfs", "jobs", "evictions", "heatmap"):
+    for sec in ("headline", "summary", "utilization", "cdfs", "jobs", "evictions", "heatmap",
+                "rerun"):
         assert f'<section id="{sec}">' in html, sec
     imgs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    # fifo on 25 demo jobs evicts nothing: that figure is one sentence instead
-    assert len(imgs) == 4
+    # the headline ratios and 4 figures; fifo on 25 demo jobs evicts nothing: that figure
+    # is one sentence instead
+    assert len(imgs) == 5
     assert re.search(r'<section id="evictions">.*?<p class="empty">Nothing to show: no task instance '
                      r'was evicted', html)
     evictions = re.search(r'<section id="evictions">(.*?)</section>', html, re.S).group(1)

@@ -1,5 +1,5 @@
 """Report figures and HTML pieces: seeds pooled with CI bands, bounded CDF panels with one
-legend, aligned heat-map time axes, "nothing to show" sentences, one number format."""
+legend and no piled-up bands, aligned heat-map time axes, "nothing to show" sentences, one number format."""
 import pickle
 import re
 
@@ -26,7 +26,7 @@ def seed_runs():
 
 
 def test_format_number_is_one_format():
-    cases = {99880.0: "99,880", 4791: "4,791", 4791.0: "4,791", 1234567.8: "1,234,568",
+    cases = {99880.0: "99,880", 4791: "4,791", 4791.0: "4,791", 1234567.8: "1,235,000", 123456.7: "123,500",
              12.3456: "12.35", 0.123456: "0.1235", 0.000123456: "0.0001235", 250.0: "250",
              -0.5: "-0.5", 0.0: "0", float("nan"): "", True: "yes", np.float64(3.0): "3"}
     for v, want in cases.items():
@@ -72,7 +72,12 @@ def test_utilization_and_cdfs_pool_seeds_with_bands(seed_runs):
     # one legend for the figure, none on the panels
     assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["fifo", "fifo again"]
-    assert any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)
+    # several policies: no bands piled on each other, and each its own line style
+    assert not any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)
+    styles = {(ln.get_linestyle(), ln.get_linewidth()) for ln in fig.axes[0].get_lines()}
+    assert len(styles) == 2
+    one = plots.plot_cdfs({"fifo": seed_runs})      # one policy: its 95% band is drawn
+    assert any(isinstance(c, PolyCollection) for ax in one.axes for c in ax.collections)
     for ax in fig.axes:
         for line in ax.get_lines():
             y = line.get_ydata()

@@ -76,7 +76,7 @@ def test_paired_ratio_by_hand():
         (4.0, 0.71481, 22.384), rel=TABLE)
     assert rb["ratio_n_seeds"] == 3 and bool(rb["ratio_ci_includes_1"]) is True
     text = ratio_table(agg.reset_index()).set_index("policy").at["B / A", "mean_wait"]
-    assert text == "×4 [0.715, 22.4] ≈1? (3/5 seeds)"
+    assert text == "×4 [0.7149, 22.38] ≈1? (3/5 seeds)"
 
 
 def test_paired_ratio_resolves_what_the_difference_cannot():

@@ -1,5 +1,10 @@
 """The tables of a policy comparison: per policy and metric, the mean over seeds with its
 confidence interval, and the paired difference and ratio to a baseline policy (seed by seed).
+
+The text tables (:func:`mean_table`, :func:`diff_table`, :func:`ratio_table`) show numbers
+in four significant digits (:func:`schedlab.reports.html.format_number`), name policies as
+the figures do (:func:`schedlab.reports.plots.policy_names`: a file's stem, not its path),
+and write a half-width that is float noise (below 1e-9 of the mean) as ``± 0``.
 """
 from __future__ import annotations
 
@@ -8,10 +13,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from schedlab.reports.html import _fmt
+from schedlab.reports.html import format_number as _fmt
 from schedlab.stats import mean_ci, paired_ratio_ci
 
-__all__ = ["aggregate", "mean_table", "diff_table", "ratio_table", "ID_COLUMNS", "KEY_METRICS"]
+__all__ = ["aggregate", "class_tables", "mean_table", "diff_table", "ratio_table", "ID_COLUMNS",
+           "KEY_METRICS"]
 
 # Summary keys shown first in the report's mean table.
 KEY_METRICS = ("makespan", "mean_wait", "mean_jct", "mean_task_slowdown", "jobs_finished",
@@ -70,6 +76,22 @@ def _includes(low: float, value: float, high: float, centre: float, width: float
     return bool(not np.isfinite(width) or low <= value <= high)
 
 
+def _pm(value: float, half: float) -> str:
+    """``value ± half``; no ``±`` without an interval, and ``± 0`` where the half-width is
+    float noise (identical seeds summed in a different order)."""
+    if not np.isfinite(half):
+        return _fmt(value)
+    scale = abs(value) if np.isfinite(value) else 0.0
+    if half <= 1e-9 * scale or half < 1e-12:
+        return f"{_fmt(value)} ± 0"
+    return f"{_fmt(value)} ± {_fmt(half)}"
+
+
+def _names(labels: Sequence[str]) -> dict[str, str]:
+    from schedlab.reports.plots import policy_names
+    return policy_names(labels)
+
+
 def _summary_of(df: pd.DataFrame) -> pd.DataFrame:
     """The aggregate table of a comparison: ``df`` itself, or the one attached to a runs table."""
     if "metric" in df.columns:
@@ -82,13 +104,13 @@ def mean_table(df: pd.DataFrame) -> pd.DataFrame:
     """Policy rows, key metrics as 'mean ± ci95' text (``df``: runs or aggregate table)."""
     summ = _summary_of(df)
     labels = list(dict.fromkeys(summ["policy"]))
-    out: dict[str, list[Any]] = {"policy": labels}
+    names = _names(labels)
+    out: dict[str, list[Any]] = {"policy": [names[p] for p in labels]}
     for m in KEY_METRICS:
         sub = summ[summ["metric"] == m].set_index("policy")
         if not len(sub):
             continue
-        out[m] = [_fmt(sub.at[p, "mean"]) + ("" if not np.isfinite(sub.at[p, "ci95"])
-                                             else f" ± {_fmt(sub.at[p, 'ci95'])}") for p in labels]
+        out[m] = [_pm(sub.at[p, "mean"], sub.at[p, "ci95"]) for p in labels]
     return pd.DataFrame(out)
 
 
@@ -98,7 +120,8 @@ def _paired_table(df: pd.DataFrame, sign: str,
     summ = _summary_of(df)
     base = summ["baseline"].iloc[0]
     labels = [p for p in dict.fromkeys(summ["policy"]) if p != base]
-    out: dict[str, list[Any]] = {"policy": [f"{p} {sign} {base}" for p in labels]}
+    names = _names([base, *labels])
+    out: dict[str, list[Any]] = {"policy": [f"{names[p]} {sign} {names[base]}" for p in labels]}
     for m in KEY_METRICS:
         sub = summ[summ["metric"] == m].set_index("policy")
         if len(sub):
@@ -108,7 +131,7 @@ def _paired_table(df: pd.DataFrame, sign: str,
 
 def _diff_cell(sub: pd.DataFrame, p: str) -> str:
     d, h, inc = sub.at[p, "diff"], sub.at[p, "diff_ci95"], sub.at[p, "diff_ci_includes_0"]
-    txt = _fmt(d) + ("" if not np.isfinite(h) else f" ± {_fmt(h)}")
+    txt = _pm(d, h)
     return txt + (" (≈ 0?)" if not pd.isna(inc) and bool(inc) else "")
 
 
@@ -117,7 +140,7 @@ def _ratio_cell(sub: pd.DataFrame, p: str) -> str:
     n, n_all = int(sub.at[p, "ratio_n_seeds"]), int(sub.at[p, "n_seeds"])
     if n == 0:
         return "n/a"
-    txt = f"×{r:.3g}" + ("" if not np.isfinite(hi) else f" [{lo:.3g}, {hi:.3g}]")
+    txt = f"×{_fmt(r)}" + ("" if not np.isfinite(hi) else f" [{_fmt(lo)}, {_fmt(hi)}]")
     inc = sub.at[p, "ratio_ci_includes_1"]
     txt += " ≈1?" if not pd.isna(inc) and bool(inc) else ""
     return txt + (f" ({n}/{n_all} seeds)" if n < n_all else "")
@@ -134,3 +157,42 @@ def ratio_table(df: pd.DataFrame) -> pd.DataFrame:
     (``≈1?``) where the interval includes 1, the seed count where some were left out, and
     ``n/a`` where no seed has both values positive."""
     return _paired_table(df, "/", _ratio_cell)
+
+
+def _sort_key(v: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(v), "")
+    except ValueError:
+        return (1, 0.0, v)
+
+
+def class_tables(per_class: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Split per-class rows into one table per class definition.
+
+    ``per_class`` has a ``class`` column such as ``priority=2`` or ``queue=prod`` (one run
+    summary counts every job once per definition: once under its priority and once under
+    its queue). The result maps each definition (``priority``, ``queue``) to a table whose
+    rows partition the jobs: the definition's value as a column (sorted, numerically where
+    it is a number), then the policy, then the metrics; policies named as in the figures.
+    """
+    if per_class is None or not len(per_class) or "class" not in per_class:
+        return {}
+    parts = per_class["class"].astype(str).str.partition("=")
+    key = parts[0].where(parts[1] == "=", "class")
+    value = parts[2].where(parts[1] == "=", per_class["class"].astype(str))
+    names = _names(list(dict.fromkeys(per_class["policy"]))) if "policy" in per_class else {}
+    order = {p: i for i, p in enumerate(names)}
+    out: dict[str, pd.DataFrame] = {}
+    for definition in dict.fromkeys(key):
+        m = (key == definition).to_numpy()
+        sub = per_class[m].drop(columns="class").copy()
+        sub.insert(0, definition, value[m].to_numpy())
+        sub = sub.sort_values(
+            [definition, "policy"] if "policy" in sub else [definition],
+            key=lambda col: col.map(_sort_key) if col.name == definition else col.map(order),
+            kind="stable")
+        if "policy" in sub:
+            sub["policy"] = sub["policy"].map(names)
+            sub = sub[[definition, "policy", *[c for c in sub.columns if c not in (definition, "policy")]]]
+        out[definition] = sub.reset_index(drop=True)
+    return out
