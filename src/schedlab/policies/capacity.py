@@ -47,8 +47,14 @@ class CapacityPolicy(Policy):
     state_only: ClassVar[bool] = True
 
     class Params(PolicyParams):
+        #: guaranteed share of the cluster per queue name, e.g. {"prod": 0.7}; shares are
+        #: normalised to sum to 1, and queues left out share what is left equally
         queues: dict[str, float] = {}
+        #: share of the cluster a queue may hold at most, guarantee included, when others
+        #: are idle (1.0: fully elastic, YARN's default maximum-capacity of 100%)
         max_capacity: float = 1.0
+        #: how a queue's use is measured to rank queues: its memory share ("memory", YARN's
+        #: DefaultResourceCalculator) or its largest resource share ("dominant")
         resource_calculator: Literal["memory", "dominant"] = "memory"
 
     def reset(self, cluster, workload, rng):

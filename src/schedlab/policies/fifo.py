@@ -46,8 +46,13 @@ class FifoPolicy(Policy):
     description = "YARN FIFO: tasks in arrival order, first-fit placement (strict FCFS optional)"
 
     class Params(PolicyParams):
+        #: stop at the first task that cannot be placed entirely (strict FCFS); False skips
+        #: it and lets later tasks use the room (YARN's FifoScheduler)
         strict: bool = False
+        #: place a task only if all its waiting instances fit now, else none of them
         gang: bool = False
+        #: machine order for each task: lowest index first ("first-fit"), least free share
+        #: of the requested resources first ("best-fit"), most first ("worst-fit"), "random"
         placement: Literal["first-fit", "best-fit", "worst-fit", "random"] = "first-fit"
         #: skip tasks known to fit nowhere (exact). None: on for clusters of at least
         #: 500 machines, where it pays; False re-checks every pending task every time

@@ -46,7 +46,11 @@ class TetrisPolicy(Policy):
     description = "Tetris: multi-resource packing by request/free alignment plus SRPT"
 
     class Params(PolicyParams):
+        #: waiting tasks, from the head of the FIFO queue, considered at each placement
+        #: (smaller: fairer to the head of the queue; the paper's fairness knob)
         lookahead: int = 64
+        #: weight of the remaining-work (SRPT) term against the alignment score (the
+        #: paper's epsilon); 0 packs by alignment alone
         srpt_weight: float = 0.5
 
     def decide(self, view):
