@@ -82,37 +82,88 @@ class RunResult:
     def rejections(self) -> pd.DataFrame:
         return pd.DataFrame(self.sim.records.rejections, columns=["time", "action", "status", "reason"])
 
+    def plot_utilization(self, resources: Any = None) -> Any:
+        """Used and allocated share of each resource over time (a matplotlib Figure, or a
+        :class:`~schedlab.reports.plots.NothingToShow` sentence); see
+        :func:`schedlab.reports.plots.plot_utilization`. ``fig.savefig("util.png")`` saves it;
+        a notebook shows it."""
+        from schedlab.reports import plots
+        return plots.plot_utilization({self._label: self}, resources)
+
+    def plot_cdfs(self) -> Any:
+        """CDFs of job wait, completion time and slowdown, all jobs and the largest job
+        classes; see :func:`schedlab.reports.plots.plot_cdfs`."""
+        from schedlab.reports import plots
+        return plots.plot_cdfs({self._label: self})
+
+    def plot_job_bars(self, max_jobs: int = 150) -> Any:
+        """Per job, in submission order: completion time with its wait part; see
+        :func:`schedlab.reports.plots.plot_job_bars`."""
+        from schedlab.reports import plots
+        return plots.plot_job_bars({self._label: self}, max_jobs)
+
+    def plot_heatmap(self, resource: str = "cpu", *, used: bool = True) -> Any:
+        """Per-machine utilization of ``resource`` over time; see
+        :func:`schedlab.reports.plots.plot_heatmap`."""
+        from schedlab.reports import plots
+        return plots.plot_heatmap({self._label: self}, resource, used=used)
+
+    @property
+    def _label(self) -> str:
+        return str(self.meta.get("policy", "policy"))
+
     def save(self, out: str | Path) -> Path:
+        """Write ``summary.json`` (strict JSON: a number that is infinite or undefined, such
+        as the slowdown of a run with no finished job, is ``null``), the tables as Parquet,
+        and ``rejections.csv`` (one row per rejected action; only its header when none
+        was rejected)."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         payload = {**self.summary, "warnings": self.warnings, "meta": self.meta}
-        (out / "summary.json").write_text(json.dumps(payload, indent=2, default=_json_default))
+        (out / "summary.json").write_text(json.dumps(_json_safe(payload), indent=2,
+                                                     allow_nan=False))
         self.tasks.to_parquet(out / "tasks.parquet", index=False)
         self.jobs.to_parquet(out / "jobs.parquet", index=False)
         self.levels.to_parquet(out / "levels.parquet", index=False)
         self.machines.to_parquet(out / "machines.parquet", index=False)
         if len(self.samples):
             self.samples.to_parquet(out / "machine_samples.parquet", index=False)
-        if len(self.rejections):
-            self.rejections.to_csv(out / "rejections.csv", index=False)
+        self.rejections.to_csv(out / "rejections.csv", index=False)
         return out
 
 
-def _json_default(o: Any) -> Any:
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return None if not np.isfinite(o) else float(o)
+def _json_safe(o: Any) -> Any:
+    """``o`` with every value strict JSON can hold: non-finite numbers become None, numpy
+    scalars and arrays plain Python, anything else unknown its text."""
+    if isinstance(o, dict):
+        return {str(k): _json_safe(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_json_safe(v) for v in o]
     if isinstance(o, np.ndarray):
-        return o.tolist()
+        return [_json_safe(v) for v in o.tolist()]
+    if o is None or isinstance(o, (bool, str)):
+        return o
+    if isinstance(o, (bool, np.bool_)):
+        return bool(o)
+    if isinstance(o, (int, np.integer)):
+        return int(o)
+    if isinstance(o, (float, np.floating)):
+        return float(o) if np.isfinite(o) else None
     return str(o)
+
+
+def _json_default(o: Any) -> Any:
+    """The ``default`` hook of :func:`json.dumps` for what :func:`_json_safe` converts."""
+    return _json_safe(o)
 
 
 def simulate(workload: Any, cluster: Any, policy: Any, *, seed: int = 0,
              params: dict[str, Any] | None = None, config: EngineConfig | dict | None = None,
              progress: Callable[[float], None] | None = None,
              until: float | None = None, trace_format: str | None = None,
-             lenient: bool = False) -> RunResult:
+             lenient: bool = False, columns: Any = None, load_factor: float | None = None,
+             cluster_fraction: float | None = None,
+             machines: int | None = None) -> RunResult:
     """Run ``policy`` on ``workload`` and ``cluster`` and summarize.
 
     ``schedlab run -w W -c C -p P -s S`` is ``simulate(W, C, P, seed=S)``: both resolve their
@@ -123,14 +174,22 @@ def simulate(workload: Any, cluster: Any, policy: Any, *, seed: int = 0,
     workload : Workload, DataFrame, path, or ``"builtin:<name>"``
     cluster : ClusterSpec, DataFrame, path, ``"builtin:<name>"``, or ``"from-trace"``
     policy : a registry id (see ``schedlab.policy_ids()``) or a Policy instance
-    seed : seeds the policy's random generator and a built-in workload's generator
-        (nothing else: runs are deterministic)
+    seed : seeds the policy's random generator, a built-in workload's generator and the
+        machine subset of ``cluster_fraction``/``machines`` (nothing else: runs are
+        deterministic)
     params : policy parameters (validated)
     config : :class:`EngineConfig` or a dict of its fields
     trace_format, lenient : how to read a trace file (as ``schedlab run --format/--lenient``)
+    columns : ``{"your column": "workload column"}`` or ``"runtime=duration,..."``: the
+        names of a table of your own (``--columns``)
+    load_factor : inter-arrival times divided by this; 2 offers twice the load (``--load-factor``)
+    cluster_fraction, machines : keep this fraction of the machines, or this many, drawn
+        by machine type from ``seed`` (``--cluster-fraction``, ``--machines``)
     """
     inputs = resolve_run(workload, cluster, policy, seed=seed, params=params, config=config,
-                         trace_format=trace_format, lenient=lenient)
+                         trace_format=trace_format, lenient=lenient, columns=columns,
+                         load_factor=load_factor, cluster_fraction=cluster_fraction,
+                         machines=machines)
     return run_resolved(inputs, progress=progress, until=until)
 
 

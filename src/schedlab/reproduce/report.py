@@ -6,10 +6,17 @@ for ``schedlab reproduce <paper>`` and ``schedlab reproduce all`` alike:
 - ``acceptance.csv``: ``id, claim, paper, measured, accept, result`` (+ workload, note);
 - ``calibration.csv``: ``knob, value, metric, paper, measured, tolerance, within``;
 - ``calibration_search.csv``: the recorded search that chose the knobs;
-- ``tuning.csv``: the sweep of treatment [R] parameters on calibration seeds;
+- ``tuning.csv``: the sweep of the treatment's parameters the paper leaves open, on the
+  calibration seeds;
 - ``regime_map_<name>.csv`` for each regime map, and ``variants.csv``;
-- ``report.html``: the paper's table beside the measured one, the calibration, the tuning,
-  the regime maps with their figures, the held-back variants and the acceptance table.
+- ``report.html``: it opens with the claims table (claim | paper | accept | measured
+  (95% CI) | verdict | robust | mechanism | evidence); the other checks, the paper's table
+  beside the measured one, the calibration, the tuning, the regime maps, the variants, the
+  notes and any further tables are folded away below it (``<details>``), and tables longer
+  than :data:`SHOWN_ROWS` rows (per-job records) are left to the CSV files.
+
+:func:`archived_result` reads a reproduction back from its files (the archived full runs in
+``schedlab/data/expected/<paper>/``), so that its report can be rendered again.
 
 :func:`regime_map_figure` draws a map the same way for every paper: the headline ratio over
 the load axis, one line per value of the mechanism's axis, with the accept bound dashed.
@@ -17,16 +24,19 @@ the load axis, one line per value of the mechanism's axis, with the accept bound
 from __future__ import annotations
 
 import html as _html
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
+from schedlab.reports.html import (Section, details_html, image_html, paragraph, table_html,
+                                   write_html)
 from schedlab.reproduce.common import KINDS, ReproductionResult
-from schedlab.reproduce.report_md import environment, tally, write_report_md
+from schedlab.reproduce.report_md import environment, write_report_md
 
-__all__ = ["write_outputs", "report_sections", "regime_map_figure"]
+__all__ = ["CLAIMS_COLUMNS", "archived_result", "claims_table", "regime_map_figure",
+           "report_sections", "write_outputs"]
 
 
 def regime_map_figure(df: pd.DataFrame, *, x: str, value: str, series: str | None = None,
@@ -70,70 +80,172 @@ def _frame(df: pd.DataFrame | None) -> bool:
     return df is not None and len(df) > 0
 
 
-def report_sections(res: ReproductionResult, *, prefix: str = "") -> list[Section]:
+#: The claims table's columns, in the order of an artifact evaluation's results table.
+CLAIMS_COLUMNS = ["claim", "paper", "accept", "measured (95% CI)", "verdict", "robust",
+                  "mechanism", "evidence"]
+#: Tables of at most this many rows are shown in the report; longer ones (per-job records)
+#: are named with their row count and left to the CSV files.
+SHOWN_ROWS = 40
+_KIND_TITLES = {"claim": "claims", "baseline": "checks of the baselines",
+                "unit": "checks of the simulator and of hand-built cases"}
+
+
+def _measured_ci(row: pd.Series) -> str:
+    """The check's measured text (it names each part and its 95% CI), or ``value [low,
+    high]`` in four significant digits where there is no text."""
+    text = row.get("measured")
+    if isinstance(text, str) and text.strip():
+        return text
+    v, lo, hi = row.get("value"), row.get("ci_low"), row.get("ci_high")
+    if isinstance(v, (int, float)) and pd.notna(v):
+        if all(isinstance(x, (int, float)) and pd.notna(x) for x in (lo, hi)):
+            return f"{v:.4g} [{lo:.4g}, {hi:.4g}]"
+        return f"{v:.4g}"
+    return ""
+
+
+def claims_table(acceptance: pd.DataFrame, kind: str = "claim") -> pd.DataFrame:
+    """The checks of one kind as the report's table: claim (with its id) | paper | accept |
+    measured (95% CI) | verdict | robust | mechanism | evidence."""
+    acc = acceptance[acceptance["kind"] == kind] if "kind" in acceptance else acceptance
+    out = pd.DataFrame({
+        "claim": [f"{c} ({i})" if isinstance(i, str) and i else str(c)
+                  for c, i in zip(acc["claim"], acc.get("id", pd.Series([""] * len(acc))))],
+        "paper": acc["paper"].fillna("").astype(str).to_numpy(),
+        "accept": acc["accept"].fillna("").astype(str).to_numpy(),
+        "measured (95% CI)": [_measured_ci(r) for _, r in acc.iterrows()],
+        "verdict": acc["verdict"].astype(str).to_numpy(),
+        "robust": [("yes" if str(v).lower() in ("true", "1", "yes") else "no")
+                   if pd.notna(v) and str(v) != "" else "" for v in acc.get("robust", [""] * len(acc))],
+        "mechanism": acc.get("mechanism", pd.Series([""] * len(acc))).fillna("").astype(str).to_numpy(),
+        "evidence": acc.get("evidence", pd.Series([""] * len(acc))).fillna("").astype(str).to_numpy(),
+    })
+    return out[CLAIMS_COLUMNS]
+
+
+def _tally_sentence(acc: pd.DataFrame, kind: str) -> str:
+    rows = acc[acc["kind"] == kind] if "kind" in acc else acc
+    n = len(rows)
+    counts = {v: int((rows["verdict"] == v).sum()) for v in ("PASS", "FAIL", "INCONCLUSIVE")}
+    parts = [f"{counts['PASS']} pass", f"{counts['FAIL']} fail"]
+    if counts["INCONCLUSIVE"]:
+        parts.append(f"{counts['INCONCLUSIVE']} inconclusive")
+    return f"Of the {n} {_KIND_TITLES.get(kind, kind + 's')}, " + ", ".join(parts)
+
+
+def _fold(title: str, *fragments: str) -> str:
+    return details_html(title, *fragments)
+
+
+def report_sections(res: ReproductionResult, *, prefix: str = "",
+                    acceptance: pd.DataFrame | None = None) -> list[Section]:
     """The report's sections for one paper (``prefix`` keeps anchors unique in a combined
-    report)."""
+    report): the claims table first, everything else folded away under one-line summaries.
+
+    ``acceptance`` replaces ``res.acceptance()`` (an archived ``acceptance.csv``)."""
     p = prefix
-    secs: list[Section] = []
-    acc = res.acceptance()
-    scale = ("full scale (acceptance)" if res.scale == "full"
-             else "a reduced scale (--quick): a smoke test, not acceptance")
-    s = Section(f"{p}summary", "Summary")
-    kinds = "; ".join(tally(acc, k) for k in KINDS if (acc["kind"] == k).any())
-    s.add(paragraph(f"{kinds}, at {scale}; {res.wall_seconds:,.0f} s of wall time."))
-    for note in res.notes:
-        s.add(paragraph(note, cls="note"))
-    secs.append(s)
+    acc = res.acceptance() if acceptance is None else acceptance
+    if "kind" not in acc:
+        acc = acc.assign(kind="claim")
+    if "verdict" not in acc and "result" in acc:
+        acc = acc.assign(verdict=acc["result"])
+    scale = ("Run at the paper's scale" if res.scale == "full"
+             else "Run at a reduced scale (--quick): a smoke test, not acceptance")
+    s = Section(f"{p}claims", "Claims: the paper's results and ours")
+    wall = f"; {res.wall_seconds:,.0f} s of wall time" if res.wall_seconds else ""
+    s.add(paragraph(" ".join(_tally_sentence(acc, k) + "." for k in KINDS
+                             if (acc["kind"] == k).any()) + f" {scale}{wall}."))
+    s.add(table_html(claims_table(acc), verdict_column="verdict", table_class="claims"))
+    s.add(paragraph("measured (95% CI): the mean over the acceptance seeds with its 95% "
+                    "confidence interval, and on how many seeds the claimed direction held. "
+                    "A claim passes when the value is in the accept range and the direction "
+                    "holds on at least 4 of 5 seeds. robust: two other ways of pooling the "
+                    "seeds (the ratio of the sums, and the plain mean of the per-seed ratios) "
+                    "give the same verdict. mechanism: one measured reason for the outcome.",
+                    cls="note"))
+    secs = [s]
+    d = Section(f"{p}details", "Details")
+    for kind in KINDS[1:]:
+        if (acc["kind"] == kind).any():
+            d.add(_fold(_tally_sentence(acc, kind),
+                        table_html(claims_table(acc, kind), verdict_column="verdict",
+                                   table_class="claims")))
     if _frame(res.paper_table):
-        secs.append(Section(f"{p}paper-table", "The paper's table beside the measured one")
-                    .add(table_html(res.paper_table)))
-    s = Section(f"{p}calibration", "Calibration (on the baseline, calibration seeds)")
+        d.add(_fold("The paper's table beside the measured one", table_html(res.paper_table)))
     if _frame(res.calibration):
-        s.add(table_html(res.calibration))
-    else:
-        s.add(paragraph("This reproduction has no calibrated knob.", cls="empty"))
-    if _frame(res.calibration_search):
-        s.add(paragraph("The recorded search that chose the knobs:", cls="note"))
-        s.add(table_html(res.calibration_search))
-    secs.append(s)
-    s = Section(f"{p}tuning", "Tuning of the treatment (calibration seeds only)")
-    s.add(table_html(res.tuning) if _frame(res.tuning)
-          else paragraph("No parameter of the treatment was tuned: the paper's values are used.",
-                         cls="empty"))
-    secs.append(s)
-    s = Section(f"{p}regime", "Regime map: where the headline claim holds")
+        parts = [paragraph("The baseline's knobs are set so that its figures match the "
+                           "paper's on separate calibration seeds; the treatment's figures "
+                           "are then predictions, never fits.", cls="note"),
+                 table_html(res.calibration)]
+        if _frame(res.calibration_search):
+            parts += [paragraph("The recorded search that chose the knobs:", cls="note"),
+                      table_html(res.calibration_search, max_rows=SHOWN_ROWS)]
+        d.add(_fold(f"Calibration of the baseline ({len(res.calibration)} rows)", *parts))
+    if _frame(res.tuning):
+        d.add(_fold("Parameters of the treatment the paper leaves open, tuned on the "
+                    "calibration seeds", table_html(res.tuning, max_rows=SHOWN_ROWS)))
     figs = {k: v for k, v in res.figures.items() if k.startswith("regime_map")}
+    regime: list[str] = []
     for name, fpath in figs.items():
         fpath = Path(fpath)
         if fpath.exists():
-            s.add(image_html(fpath.read_bytes(), name))
+            regime.append(image_html(fpath.read_bytes(), name.replace("_", " ")))
     for name, df in res.regime_maps.items():
-        s.add(paragraph(f"regime_map_{name}.csv", cls="note"))
-        s.add(table_html(df))
-    if not res.regime_maps and not figs:
-        s.add(paragraph("No regime map was computed.", cls="empty"))
-    secs.append(s)
-    s = Section(f"{p}variants", "Held-back variants")
-    s.add(table_html(res.variants) if _frame(res.variants)
-          else paragraph("No held-back variant was run.", cls="empty"))
-    secs.append(s)
-    secs.append(Section(f"{p}acceptance", "Acceptance checks")
-                .add(table_html(acc, verdict_column="verdict")))
-    s = Section(f"{p}tables", "Further tables and figures")
-    for name, tab in res.tables.items():
-        s.add(paragraph(f"table {name}", cls="note"))
-        s.add(table_html(pd.DataFrame(tab)))
+        regime.append(paragraph(f"regime_map_{name}.csv", cls="note"))
+        regime.append(table_html(df, max_rows=SHOWN_ROWS))
+    if regime:
+        d.add(_fold("Where the headline claim holds: the regime map", *regime))
+    if _frame(res.variants):
+        d.add(_fold("Variants kept out of calibration and tuning, checked afterwards",
+                    table_html(res.variants, max_rows=SHOWN_ROWS)))
+    if res.notes:
+        items = "".join(f"<li>{_html.escape(n)}</li>" for n in res.notes)
+        d.add(_fold(f"Notes on the method and the runs ({len(res.notes)})", f"<ul>{items}</ul>"))
+    small = {k: pd.DataFrame(t) for k, t in res.tables.items() if len(pd.DataFrame(t)) <= SHOWN_ROWS}
+    large = {k: len(pd.DataFrame(t)) for k, t in res.tables.items() if k not in small}
+    extra: list[str] = []
+    for name, tab in small.items():
+        extra += [f"<h3>{_html.escape(name.replace('_', ' '))}</h3>", table_html(tab)]
+    if large:
+        extra.append(paragraph("Longer tables are in the CSV files of the output folder: "
+                               + ", ".join(f"{k.replace('_', ' ')} ({n:,} rows)"
+                                           for k, n in large.items()) + ".", cls="note"))
     for name, fpath in res.figures.items():
         fpath = Path(fpath)
         if name in figs or not fpath.exists():
             continue
         if fpath.suffix.lower() == ".png":
-            s.add(image_html(fpath.read_bytes(), name))
+            extra.append(image_html(fpath.read_bytes(), name.replace("_", " ")))
         elif fpath.suffix.lower() == ".svg":
-            s.add(f"<figure>{fpath.read_text()}<figcaption>{_html.escape(name)}</figcaption></figure>")
-    if s.parts:
-        secs.append(s)
+            extra.append(f"<figure>{fpath.read_text()}<figcaption>"
+                         f"{_html.escape(name)}</figcaption></figure>")
+    if extra:
+        d.add(_fold("Further tables and figures", *extra))
+    if d.parts:
+        secs.append(d)
     return secs
+
+
+@dataclass
+class _Archived(ReproductionResult):
+    """A reproduction read back from its files: the acceptance table as written."""
+
+    table: pd.DataFrame | None = None
+
+    def acceptance(self) -> pd.DataFrame:
+        return self.table if self.table is not None else super().acceptance()
+
+
+def archived_result(folder: str | Path, paper: str | None = None) -> ReproductionResult:
+    """A :class:`ReproductionResult` from a reproduction's files (``acceptance.csv`` and,
+    if present, ``calibration.csv``), such as the archived full runs in
+    ``schedlab/data/expected/<paper>/``; enough to render its report again."""
+    folder = Path(folder)
+    acc = pd.read_csv(folder / "acceptance.csv")
+    cal = folder / "calibration.csv"
+    return _Archived(paper=paper or folder.name, checks=[], table=acc,
+                     calibration=pd.read_csv(cal) if cal.exists() else None,
+                     meta={"archive": str(folder)})
 
 
 def _csv(df: pd.DataFrame | None, path: Path, written: list[Path]) -> None:

@@ -215,8 +215,8 @@ def reproduce(*, seeds: int = 5, out: Path | str = Path("out/hybrid"), quick: bo
     tuning = search[stage == "tuning"].dropna(axis=1, how="all").reset_index(drop=True)
     cal_search = search[stage != "tuning"].dropna(axis=1, how="all").reset_index(drop=True)
     if not len(tuning):
-        notes.append("the stored calibration has no readings sweep: run here (C2, "
-                     "calibration seeds)")
+        notes.append("the stored calibration has no sweep of the treatment's readings: it "
+                     "was run here, on the calibration seeds")
         tuning = _tuning(s_star, out, workers, scenario)
     vtab = _variants(var_df) if len(var_df) else pd.DataFrame()
     notes.append(_storm_note({"acceptance": acc_df, "regime map": map_df, "variants": var_df,
