@@ -54,7 +54,7 @@ def test_scale_load_below_one_stretches():
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "2", True])
 def test_scale_load_refuses_a_bad_factor(bad):
-    with pytest.raises(InputError, match="load factor"):
+    with pytest.raises(InputError, match="--load-factor"):
         scale_load(_workload(), bad)
 
 

@@ -23,7 +23,7 @@ from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_STRICT, VER
 from schedlab.cli._progress import sim_progress
 from schedlab.config import RunConfig
 from schedlab.errors import InputError, RunLimitError, SchedlabError
-from schedlab.inputs import resolve_run
+from schedlab.inputs import DEFAULT_CLUSTER, DEFAULT_WORKLOAD, resolve_run, workload_notices
 from schedlab._version import __version__
 from schedlab.policies.registry import describe_policies, policy_class, policy_parameters
 from schedlab.reproduce.common import print_acceptance
@@ -82,6 +82,13 @@ def _load_config(path: Optional[Path]) -> dict[str, Any]:
 
 POLICY_HELP = ("Policy: a registered id (see `schedlab policies`), path/to/file.py:Class, "
                "or package.module:Class.")
+COLUMNS_HELP = ("Your table's column names: YOUR_COLUMN=COLUMN,... maps each to a workload "
+                "column, e.g. --columns runtime=duration,prio=priority.")
+LOAD_FACTOR_HELP = ("Divide the inter-arrival times by X: 2 offers the same jobs in half the "
+                    "time (twice the load), 0.5 stretches them.")
+CLUSTER_FRACTION_HELP = ("Keep this fraction of the machines (0 < F <= 1), drawn by machine "
+                         "type from the seed.")
+MACHINES_HELP = "Keep this many machines, drawn by machine type from the seed."
 PARAM_HELP = ("Policy parameter KEY=VALUE, or POLICY.KEY=VALUE for one policy (repeatable; "
               "values are JSON when they parse: --param strict=true, "
               "--param 'queues={\"prod\": 0.7}').")
@@ -89,9 +96,9 @@ PARAM_HELP = ("Policy parameter KEY=VALUE, or POLICY.KEY=VALUE for one policy (r
 
 @app.command(epilog=EXIT_CODES_HELP)
 def run(
-    workload: str = typer.Option("builtin:demo", "--workload", "-w",
+    workload: str = typer.Option(DEFAULT_WORKLOAD, "--workload", "-w",
                                  help="Workload: a CSV/Parquet table, a trace file/dir, or builtin:<name>."),
-    cluster: str = typer.Option("builtin:demo", "--cluster", "-c",
+    cluster: str = typer.Option(DEFAULT_CLUSTER, "--cluster", "-c",
                                 help="Cluster: CSV/Parquet/YAML/TOML, builtin:<name>, or from-trace."),
     policy: Optional[str] = typer.Option(None, "--policy", "-p", help=POLICY_HELP + " Default fifo."),
     seed: Optional[int] = typer.Option(None, "--seed", "-s", min=0, help="Random seed, >= 0 (default 0)."),
@@ -106,11 +113,18 @@ def run(
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit with code 3 if the run ends stuck or with many rejected actions."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of another run in --out."),
+    columns: Optional[str] = typer.Option(None, "--columns", help=COLUMNS_HELP),
+    load_factor: Optional[float] = typer.Option(None, "--load-factor", help=LOAD_FACTOR_HELP),
+    cluster_fraction: Optional[float] = typer.Option(None, "--cluster-fraction",
+                                                     help=CLUSTER_FRACTION_HELP),
+    machines: Optional[int] = typer.Option(None, "--machines", help=MACHINES_HELP),
 ) -> None:
     """Run one policy on a workload and a cluster; write summary.json, tasks.parquet, jobs.parquet."""
     try:
         res = _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_format,
-                   lenient, progress, overwrite)
+                   lenient, progress, overwrite, knobs={
+                       "columns": columns, "load_factor": load_factor,
+                       "cluster_fraction": cluster_fraction, "machines": machines})
     except SchedlabError as exc:
         fail(exc)
     except KeyboardInterrupt:
@@ -123,7 +137,7 @@ def run(
 
 
 def _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_format, lenient,
-         show_progress, overwrite=False):
+         show_progress, overwrite=False, knobs=None):
     check_output_dir(out, overwrite=overwrite)        # before any work
     cfg = _load_config(config)
     policy = policy or cfg.get("policy", "fifo")
@@ -143,8 +157,10 @@ def _run(workload, cluster, policy, seed, out, config, param, heartbeat, trace_f
     with console.status("loading workload..."):
         inputs = resolve_run(workload, cluster, policy, seed=seed, params=params, config=engine,
                              trace_format=trace_format, lenient=lenient,
-                             policy_source=str(config) if config else None)
+                             policy_source=str(config) if config else None, **(knobs or {}))
     w, c, pol = inputs.workload, inputs.cluster, inputs.policy
+    for note in workload_notices(w):
+        err_console.print(f"[cyan]note:[/] {escape(note)}", soft_wrap=True)
     console.print(f"[bold]workload[/] {escape(str(workload))}: {w.n_jobs:,} jobs, {w.n_tasks:,} tasks, "
                   f"{w.n_instances:,} instances")
     console.print(f"[bold]cluster[/]  {escape(str(c.name))}: {c.describe()}")

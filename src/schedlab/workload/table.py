@@ -6,11 +6,19 @@ in :data:`OPTIONAL_COLUMNS`. ``parents`` lists task_ids of the same job separate
 A table may also carry ``usage_steps`` (time-varying usage as JSON text, see
 :mod:`schedlab.workload.usage_steps`); it is kept only when present.
 
+Any other column is kept in the table (reports and policies may read it) and named by
+:func:`extra_columns`, unless its name is close to a workload column the table lacks
+(``prio`` for ``priority``): that is a misspelling, and an error with a did-you-mean, not a
+column silently left at its default. A table with other names maps them with
+:func:`parse_column_map` and :func:`rename_columns` (``--columns runtime=duration``).
+
 Every reader in :mod:`schedlab.workload.traces` produces this table, and
 :func:`normalize_workload` is the single place that checks it.
 """
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +29,9 @@ from schedlab.errors import InputError
 from schedlab.workload.edges import csr, parent_lists, parent_rows, topological_levels
 from schedlab.workload.usage_steps import STEPS_COLUMN, segments_from_table
 
-__all__ = ["REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "WORKLOAD_COLUMNS",
-           "normalize_workload", "read_workload_table", "workload_to_file"]
+__all__ = ["OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "WORKLOAD_COLUMNS", "extra_columns",
+           "normalize_workload", "parse_column_map", "read_workload_table", "rename_columns",
+           "workload_to_file"]
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("job_id", "task_id", "submit_time", "duration", "cpu", "mem")
 #: column -> default; ``None`` means "copy the request" (usage defaults to the request).
@@ -33,8 +42,104 @@ OPTIONAL_COLUMNS: dict[str, object] = {
     "deadline": np.nan, "stage": "", "queue": "default",
 }
 WORKLOAD_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + tuple(OPTIONAL_COLUMNS)
+#: every column name the table gives a meaning to
+_KNOWN: tuple[str, ...] = WORKLOAD_COLUMNS + (STEPS_COLUMN,)
+#: how close (difflib's ratio, names compared in lower case) an unknown column's name must
+#: be to a missing workload column to count as its misspelling: ``prio``/``priority`` is
+#: 0.67, ``user``/``queue`` 0.44
+_CLOSE = 0.6
 _NUMERIC_NONNEG = ("duration", "cpu", "mem", "cpu_used", "mem_used", "disk", "net",
                    "disk_used", "net_used")
+
+
+def extra_columns(df: pd.DataFrame) -> list[str]:
+    """The columns of ``df`` that are not workload columns (kept, not used by the engine)."""
+    return [str(c) for c in df.columns if c not in _KNOWN]
+
+
+def _close(name: str, candidates: list[str]) -> str | None:
+    found = difflib.get_close_matches(str(name).strip().lower(), candidates, n=1, cutoff=_CLOSE)
+    return found[0] if found else None
+
+
+def _check_column_names(df: pd.DataFrame, source: str) -> list[str]:
+    """Refuse an unknown column whose name is close to a workload column the table lacks;
+    return the other unknown columns (kept). Names a missing required column's look-alike."""
+    extra = extra_columns(df)
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        hints = [f"'{e}' for '{m}'" for m in missing
+                 if (e := next((x for x in extra if _close(x, [m])), None)) is not None]
+        raise InputError(f"missing required column(s) {missing}; found {list(df.columns)}"
+                         + (f"; did you mean {', '.join(hints)}? (--columns maps a column "
+                            "of another name)" if hints else ""),
+                         file=source, expected="columns " + ", ".join(REQUIRED_COLUMNS))
+    absent = [c for c in _KNOWN if c not in df.columns]
+    for col in extra:
+        close = _close(col, absent)
+        if close is not None:
+            raise InputError(f"unknown column {col!r}; did you mean {close!r}?", file=source,
+                             column=col, expected=f"the column {close!r} (or --columns "
+                                                  f"{col}={close} to map it)")
+    return extra
+
+
+def parse_column_map(spec: str | Mapping[str, str] | None) -> dict[str, str]:
+    """``"runtime=duration,user_prio=priority"`` (or a dict) as ``{your name: workload
+    column}``. Each target must be a workload column, named once."""
+    if spec is None:
+        return {}
+    if isinstance(spec, Mapping):
+        pairs = [(str(k), str(v)) for k, v in spec.items()]
+    else:
+        pairs = []
+        for item in str(spec).split(","):
+            if not item.strip():
+                continue
+            if "=" not in item:
+                raise InputError(f"--columns: {item.strip()!r} is not YOUR_COLUMN=COLUMN",
+                                 expected="e.g. --columns runtime=duration,prio=priority")
+            a, b = item.split("=", 1)
+            pairs.append((a.strip(), b.strip()))
+    out: dict[str, str] = {}
+    for mine, theirs in pairs:
+        if not mine or not theirs:
+            raise InputError(f"--columns: {mine}={theirs} has an empty name",
+                             expected="YOUR_COLUMN=COLUMN, e.g. runtime=duration")
+        if theirs not in _KNOWN:
+            if mine in _KNOWN:
+                hint = f"; it reads YOUR_COLUMN=COLUMN: did you mean {theirs}={mine}?"
+            else:
+                close = _close(theirs, list(_KNOWN))
+                hint = f"; did you mean {mine}={close}?" if close else ""
+            raise InputError(f"--columns: {theirs!r} is not a workload column{hint}",
+                             expected="a target among " + ", ".join(_KNOWN))
+        if theirs in out.values():
+            raise InputError(f"--columns: two columns map to {theirs!r}",
+                             expected="each workload column named once")
+        out[mine] = theirs
+    return out
+
+
+def rename_columns(df: pd.DataFrame, mapping: Mapping[str, str], *,
+                   source: str = "<workload>") -> pd.DataFrame:
+    """``df`` with its columns renamed by ``mapping`` (see :func:`parse_column_map`). A
+    mapped column the table lacks, or a target it already has, is an error."""
+    if not mapping:
+        return df
+    for mine, theirs in mapping.items():
+        if mine not in df.columns:
+            close = _close(mine, [str(c).lower() for c in df.columns])
+            hint = f"; did you mean {close!r}?" if close else ""
+            raise InputError(f"--columns {mine}={theirs}: the table has no column {mine!r}"
+                             + hint, file=source, column=mine,
+                             expected="one of its columns: " + ", ".join(map(str, df.columns)))
+        if theirs in df.columns and theirs not in mapping:
+            raise InputError(f"--columns {mine}={theirs}: the table already has a column "
+                             f"{theirs!r}", file=source, column=theirs,
+                             expected=f"a mapping to a column the table lacks, or no "
+                                      f"mapping for {mine!r}")
+    return df.rename(columns=dict(mapping))
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -71,10 +176,7 @@ def normalize_workload(df: pd.DataFrame, *, source: str = "<workload>",
     that cannot be used is an error.
     """
     df = df.reset_index(drop=True)
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise InputError(f"missing required column(s) {missing}; found {list(df.columns)}",
-                         file=source, expected="columns " + ", ".join(REQUIRED_COLUMNS))
+    extra = _check_column_names(df, source)
     if len(df) == 0:
         raise InputError("the workload has no rows", file=source)
     n = len(df)
@@ -152,7 +254,8 @@ def normalize_workload(df: pd.DataFrame, *, source: str = "<workload>",
         raise InputError(f"priority {prio[i]:g} is not a whole number", file=source,
                          row=i + row_offset, column="priority", expected="an integer")
     cols["priority"] = prio.astype(np.int64)
-    out = pd.DataFrame({c: cols[c] for c in WORKLOAD_COLUMNS}, index=df.index)
+    cols.update((c, df[c].to_numpy()) for c in extra)
+    out = pd.DataFrame({c: cols[c] for c in (*WORKLOAD_COLUMNS, *extra)}, index=df.index)
     dup = out.duplicated(["job_id", "task_id"]).to_numpy()
     if dup.any():
         i = _first_bad(dup)
@@ -236,26 +339,32 @@ def check_parents_reference(out: pd.DataFrame, source: str, row_offset: int) -> 
                          file=source, row=pos + row_offset, column="parents", expected="a DAG")
 
 
-def read_workload_table(path: str | Path) -> pd.DataFrame:
-    """Read a canonical workload from CSV (optionally .gz) or Parquet and validate it."""
+def read_workload_table(path: str | Path,
+                        columns: str | Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Read a canonical workload from CSV (optionally .gz) or Parquet and validate it;
+    ``columns`` maps the file's names to workload columns (see :func:`parse_column_map`)."""
+    mapping = parse_column_map(columns)
     p = Path(path)
     if not p.exists():
         raise InputError("file not found", file=str(p))
     if p.suffix == ".parquet":
         try:
             df = pd.read_parquet(p)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001   pyarrow raises several types for a bad file
             raise InputError(f"cannot read as Parquet: {exc}", file=str(p)) from None
-        return normalize_workload(df, source=str(p), row_offset=1)
+        return normalize_workload(rename_columns(df, mapping, source=str(p)), source=str(p),
+                                  row_offset=1)
+    text_columns = ("job_id", "task_id", "parents", "stage", "queue", STEPS_COLUMN)
+    mine = {v: k for k, v in mapping.items()}
     try:
-        df = pd.read_csv(p, dtype={"job_id": str, "task_id": str, "parents": str,
-                                   "stage": str, "queue": str, STEPS_COLUMN: str},
+        df = pd.read_csv(p, dtype={mine.get(c, c): str for c in text_columns},
                          keep_default_na=True)
     except pd.errors.ParserError as exc:
         raise InputError(f"malformed CSV: {exc}", file=str(p)) from None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001   a binary file, a bad encoding...
         raise InputError(f"cannot read as CSV: {exc}", file=str(p)) from None
-    return normalize_workload(df, source=str(p), row_offset=2)
+    return normalize_workload(rename_columns(df, mapping, source=str(p)), source=str(p),
+                              row_offset=2)
 
 
 def workload_to_file(df: pd.DataFrame, path: str | Path) -> None:

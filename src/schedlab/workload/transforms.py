@@ -21,7 +21,8 @@ import pandas as pd
 from schedlab.errors import InputError
 from schedlab.workload.job import Workload
 
-__all__ = ["BOOTSTRAP_SEPARATOR", "bootstrap_jobs", "scale_load", "trace_windows"]
+__all__ = ["BOOTSTRAP_SEPARATOR", "bootstrap_jobs", "check_load_factor", "scale_load",
+           "trace_windows"]
 
 #: a resampled job's id is ``<original id><BOOTSTRAP_SEPARATOR><copy number>``
 BOOTSTRAP_SEPARATOR = "#"
@@ -49,14 +50,19 @@ def _job_first_submit(w: Workload) -> np.ndarray:
     return first
 
 
+def check_load_factor(factor: object) -> None:
+    """A load factor is a finite number > 0; anything else is an :class:`InputError`."""
+    if isinstance(factor, bool) or not isinstance(factor, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(factor) or factor <= 0:
+        raise InputError(f"--load-factor {factor!r} is not a positive number",
+                         expected="a finite number > 0, e.g. 2 for twice the load")
+
+
 def scale_load(workload: Workload, factor: float) -> Workload:
     """Inter-arrival times divided by ``factor``: ``t' = t0 + (t - t0) / factor`` with
     ``t0`` the first submit time. A factor of 2 offers the same jobs in half the time
     (twice the load); 0.5 stretches them over twice the time. 1 returns ``workload``."""
-    if isinstance(factor, bool) or not isinstance(factor, (int, float, np.floating, np.integer)) \
-            or not math.isfinite(factor) or factor <= 0:
-        raise InputError(f"load factor {factor!r} is not a positive number",
-                         expected="a finite number > 0, e.g. 2 for twice the load")
+    check_load_factor(factor)
     if factor == 1:
         return workload
     t = workload.frame["submit_time"].to_numpy(dtype=float)
