@@ -42,6 +42,8 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
 
 
 class BaselineParams(PolicyParams):
+    #: scheduler -> worker message latency (s), held as start-up delay of every
+    #: dispatch (the same as DRS's)
     latency: float = 0.001
     #: False: the plain reference path (Natjam, CLR: the Python walk over every pending
     #: task and the victim search as a loop over the running instances), the same
@@ -62,7 +64,7 @@ class BaselinePolicy(Policy):
         # the plain path keeps the Book's instance table from the start
         table = "always" if not self.params.fast and self.book_table == "on_read" \
             else self.book_table
-        self.book = Book(cluster.n_machines, table=table)
+        self.book = Book(cluster.n_machines, table=table, plain=not self.params.fast)
         self._taken_from = None                       # the snapshot _taken counts against
         self._taken: dict[int, int] = {}              # gid -> instances preempted from it
         self.remaining: dict[int, list[float]] = {}   # nominal work left of evicted instances

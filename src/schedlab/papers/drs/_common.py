@@ -122,7 +122,11 @@ class Book:
 
     ``min_end`` (the soonest booked end per machine) is recomputed on read, only for the
     machines whose soonest instance stopped since (the usual case: the soonest ends first),
-    instead of on every stop.
+    instead of on every stop; :meth:`finished` takes a short cut for a task with one
+    instance on one machine. ``plain=True`` (the policies' ``fast=False`` reference paths)
+    does neither: the soonest end is read from ``running`` at every use
+    (:meth:`soonest_end`) and every finish takes the general path, so the whole-run
+    comparisons of ``fast`` against ``fast=False`` prove both short cuts.
 
     The instance table (``_inst``, ``_alive``) is read only by victim searches, which most
     runs never make: starts and stops log their rows in a dict, written into the arrays
@@ -135,7 +139,9 @@ class Book:
     """
 
     def __init__(self, n_machines: int, *,
-                 table: Literal["always", "on_read", "never"] = "always") -> None:
+                 table: Literal["always", "on_read", "never"] = "always",
+                 plain: bool = False) -> None:
+        self._plain = plain
         self._table_mode = table
         self._keep = table == "always"                  # starts and stops are logged
         self.running: list[dict[int, list[float]]] = [dict() for _ in range(n_machines)]
@@ -210,9 +216,16 @@ class Book:
             self._sync()
         return self._alive_a
 
+    def soonest_end(self, m: int) -> float:
+        """The soonest booked end of a running instance on ``m`` (inf: none), read from
+        ``running``: the plain definition of ``min_end[m]``."""
+        return min((e for es in self.running[m].values() for e in es), default=np.inf)
+
     @property
     def min_end(self) -> np.ndarray:
         """(M,) soonest booked end of a running instance per machine (inf: none)."""
+        if self._plain:
+            return np.array([self.soonest_end(m) for m in range(len(self.running))])
         if self._min_stale:
             arr, low = self._min_end, self._min_end_l
             for m in self._min_stale:
@@ -302,7 +315,7 @@ class Book:
     def finished(self, t: int, now: float) -> set[int]:
         """Forget instances of ``t`` that have ended by ``now``; returns machines freed."""
         where = self.where.get(t, ())
-        if len(where) == 1:             # the usual case: one machine, one instance ended
+        if len(where) == 1 and not self._plain:  # usual: one machine, one instance ended
             m = where[0]
             run = self.running[m]
             ends = run.get(t)
@@ -334,12 +347,9 @@ class Book:
                 out.add(m)
         return out
 
-    def min_remaining(self, m: int, now: float) -> float:
-        end = self.min_end[m] if self._min_stale else self._min_end_l[m]
-        return max(end - now, 0.0) if end < np.inf else 0.0
-
     def min_remaining_of(self, ms: np.ndarray, now: float) -> np.ndarray:
-        """:meth:`min_remaining` of each machine in ``ms``."""
+        """Per machine of ``ms``: the time left until its soonest running instance ends
+        (0 where none runs)."""
         end = self.min_end[ms]
         return np.where(end < np.inf, np.maximum(end - now, 0.0), 0.0)
 
