@@ -10,7 +10,10 @@ nothing else would stop it, and a ``compare`` worker holds about 570 MB. Two gua
   it changes (the worker was re-parented to init or a subreaper).
 
 Workers also ignore SIGINT: Ctrl-C reaches the whole process group, and the parent decides
-what to keep and stops the pool itself.
+what to keep and stops the pool itself. A pool starts its workers with SIGINT blocked
+(:func:`schedlab.executor.backends.launching`): a Ctrl-C that arrives while a worker
+starts stays pending until the worker ignores SIGINT, and is then dropped, so no worker
+ever prints a ``KeyboardInterrupt`` traceback.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import sys
 import threading
 import time
 
-__all__ = ["init_worker", "WORKER_MARK"]
+__all__ = ["WORKER_MARK", "init_worker"]
 
 #: set in every worker's environment, so that tests (and users) can find stray ones
 WORKER_MARK = "SCHEDLAB_POOL_WORKER"
@@ -55,6 +58,7 @@ def init_worker(nice: int = 0) -> None:
         os._exit(1)
     os.environ[WORKER_MARK] = str(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # a pending one is dropped
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
                      name="schedlab-parent-watchdog").start()
     if nice:

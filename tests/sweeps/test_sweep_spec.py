@@ -34,28 +34,51 @@ def test_trial_id_stable_and_config_sensitive():
     assert a.trial_id == b.trial_id != c.trial_id
 
 
-def test_trial_id_is_the_documented_hash():
+@pytest.fixture()
+def fixed_code(monkeypatch):
+    """The policy's source and schedlab's version as fixed strings, so the hash is a constant."""
+    import schedlab.sweeps.spec as spec_mod
+    monkeypatch.setattr(spec_mod, "policy_fingerprint", lambda policy: ("p0", set()))
+    monkeypatch.setattr(spec_mod, "schedlab_fingerprint", lambda exclude=(): "v0")
+
+
+def test_trial_id_is_the_documented_hash(fixed_code):
     """The id is the first 16 hex digits of SHA-256 over the canonical JSON (sorted keys, no
-    spaces) of policy, params, workload, cluster, seed, engine and the inputs' content
-    fingerprints (null for builtin names). The JSON is written out by hand here and the
-    digest below was computed outside Python (``printf '%s' "$JSON" | sha256sum``), so it is
-    the same in every process and Python version."""
-    text = ('{"cluster":"builtin:demo","engine":{},"inputs":[null,null],'
-            '"params":{"gang":false,"strict":true},"policy":"fifo","seed":5,"workload":"builtin:demo"}')
-    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "6d397f88d5e76923"
+    spaces) of what the trial is (policy, params, workload, cluster, seed, engine) and what
+    it depends on (the policy's source, the inputs' content fingerprints, null for builtin
+    names, and schedlab's version). The JSON is written out by hand here and the digest
+    below was computed outside Python (``printf '%s' "$JSON" | sha256sum``), so it is the
+    same in every process and Python version."""
+    text = ('{"depends":{"input":[null,null],"policy":"p0","version":"v0"},'
+            '"run":{"cluster":"builtin:demo","engine":{},"params":{"gang":false,"strict":true},'
+            '"policy":"fifo","seed":5,"workload":"builtin:demo"}}')
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "2a8e5c83937581e8"
     a = TrialConfig(policy="fifo", params={"strict": True, "gang": False}, seed=5)
-    assert a.trial_id == "6d397f88d5e76923"
+    assert a.trial_id == "2a8e5c83937581e8"
 
 
-def test_trial_id_covers_a_workload_file_by_content(tmp_path):
+def test_trial_id_covers_a_workload_file_by_content(tmp_path, fixed_code):
     """A file input enters as the first 16 hex digits of the SHA-256 of its bytes
     (``printf 'job_id,task_id\\n' | sha256sum`` gives ed89572cd591dd3b)."""
     f = tmp_path / "w.csv"
     f.write_bytes(b"job_id,task_id\n")
-    text = json.dumps({"cluster": "builtin:demo", "engine": {}, "inputs": ["ed89572cd591dd3b", None],
-                       "params": {}, "policy": "fifo", "seed": 0, "workload": str(f)},
+    text = json.dumps({"depends": {"input": ["ed89572cd591dd3b", None], "policy": "p0",
+                                   "version": "v0"},
+                       "run": {"cluster": "builtin:demo", "engine": {}, "params": {},
+                               "policy": "fifo", "seed": 0, "workload": str(f)}},
                       sort_keys=True, separators=(",", ":"))
     assert TrialConfig(policy="fifo", workload=str(f)).trial_id == hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_trial_id_covers_the_policy_source_and_the_version(monkeypatch):
+    import schedlab.sweeps.spec as spec_mod
+    cfg = TrialConfig(policy="fifo", seed=5)
+    ids = set()
+    for pol, ver in (("p0", "v0"), ("p1", "v0"), ("p0", "v1")):
+        monkeypatch.setattr(spec_mod, "policy_fingerprint", lambda policy, pol=pol: (pol, set()))
+        monkeypatch.setattr(spec_mod, "schedlab_fingerprint", lambda exclude=(), ver=ver: ver)
+        ids.add(cfg.trial_id)
+    assert len(ids) == 3
 
 
 def test_random_mode_is_reproducible_and_ranges():

@@ -1,59 +1,84 @@
-"""Run a reproduction's independent simulations on both cores, with progress and resume.
+"""Run a reproduction's independent simulations, with progress and resume.
 
-``run_jobs(fn, jobs, workers=2, cache=DIR)`` calls the picklable ``fn(job)`` for every job in
-a process pool at low priority, longest first (``cost``), prints one progress line per
-finished run with an ETA, and stores each result in ``DIR/<key>.pkl`` as soon as it
-arrives. A rerun after Ctrl-C (or a crash) loads the finished runs and only runs the rest.
+``run_jobs(fn, jobs, workers=2, cache=DIR)`` calls the picklable ``fn(job)`` for every job
+through :func:`schedlab.executor.execute`, the executor ``compare`` and ``sweep`` use: on a
+local process pool at low priority (nice 10), longest first (``cost``), or, inside
+:func:`use_backend` ``("ray", address)`` (``schedlab reproduce PAPER --backend ray``), as
+Ray tasks on a cluster. It prints one progress line per finished run with an ETA and
+stores each result in ``DIR/<key>.pkl`` as soon as it arrives. A rerun after Ctrl-C (or a
+crash) loads the finished runs and only runs the rest.
 
-A key covers the job's repr and a fingerprint of schedlab's own source files, so an edited
-policy or workload generator reruns instead of returning a stale result.
+The key is the executor's one rule (:mod:`schedlab.executor.keys`): the job's repr; the code of the function's module and of the modules of its package that it
+imports (the paper's policies, workloads and runs: the ``policy`` part); and schedlab's
+version and the rest of its source (``version``). A run whose key changed is run again,
+and the progress line says which part changed.
 """
 from __future__ import annotations
 
-import hashlib
-import multiprocessing as mp
-import os
-import pickle
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, TextIO
 
-from schedlab._workers import init_worker
+from schedlab.executor import Job, PickleStore, Resume, execute, run_key
+from schedlab.executor.keys import module_fingerprint, schedlab_fingerprint
 
-__all__ = ["run_jobs", "code_fingerprint", "job_key"]
+__all__ = ["backend", "code_fingerprint", "job_key", "run_jobs", "use_backend"]
+
+_BACKEND: dict[str, Any] = {"backend": "local", "address": None}
 
 
-@lru_cache(maxsize=1)
+@contextmanager
+def use_backend(name: str = "local", address: str | None = None) -> Iterator[None]:
+    """Run the reproduction's pooled runs (``workers`` > 1) on ``name`` ("local" or "ray",
+    at ``address``) inside this block."""
+    old = dict(_BACKEND)
+    _BACKEND.update(backend=name, address=address)
+    try:
+        yield
+    finally:
+        _BACKEND.clear()
+        _BACKEND.update(old)
+
+
+def backend() -> tuple[str, str | None]:
+    """The backend and address :func:`run_jobs` uses now."""
+    return _BACKEND["backend"], _BACKEND["address"]
+
+
 def code_fingerprint() -> str:
-    """A hash of schedlab's source files (path, size, content) and its packaged data."""
-    root = Path(__file__).resolve().parents[1]          # the schedlab package
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        if p.suffix in (".py", ".json") and "__pycache__" not in p.parts:
-            h.update(str(p.relative_to(root)).encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()[:16]
+    """schedlab's version and a hash of its source files and packaged data."""
+    return schedlab_fingerprint()
 
 
-def job_key(job: Any) -> str:
-    return hashlib.sha256(f"{code_fingerprint()}|{job!r}".encode()).hexdigest()[:20]
+@lru_cache(maxsize=64)
+def _fn_parts(module: str, mtime_key: tuple) -> tuple[str, str]:
+    fp, files = module_fingerprint(module)
+    return fp, schedlab_fingerprint(exclude=files)
 
 
-def _pool_context() -> mp.context.BaseContext:
-    """``fork`` (fast, and the workers see the parent's modules), except after polars has
-    been imported: its thread pool does not survive a fork, and a forked worker that reads a
-    trace with it hangs. Then ``forkserver``."""
-    if "polars" in sys.modules or "fork" not in mp.get_all_start_methods():
-        return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-    return mp.get_context("fork")
+def _parts(fn: Callable[..., Any] | None) -> tuple[str | None, str]:
+    if fn is None or not getattr(fn, "__module__", None):
+        return None, schedlab_fingerprint()
+    mod = sys.modules.get(fn.__module__)
+    src = getattr(mod, "__file__", None)
+    # recomputed when the sources change (the fingerprints memoise file hashes by mtime)
+    stamp = (schedlab_fingerprint(), Path(src).stat().st_mtime_ns if src else 0)
+    return _fn_parts(fn.__module__, stamp)
 
 
-def _nice() -> None:
-    """Each worker: dies with this process (see schedlab._workers), runs at nice 10."""
-    init_worker(nice=10)
+def _key(fn: Callable[..., Any] | None, job: Any):
+    policy, version = _parts(fn)
+    return run_key({"job": repr(job)}, policy=policy, version=version)
+
+
+def job_key(job: Any, fn: Callable[..., Any] | None = None) -> str:
+    """The cache key of ``fn(job)`` (the job's repr, the code that runs it, schedlab's
+    version)."""
+    return _key(fn, job).key
 
 
 def _fmt_s(s: float) -> str:
@@ -69,64 +94,36 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int = 2,
 
     ``cost(job)`` orders the work (longest first) and weighs the ETA. ``cache`` is a folder
     for finished results (resume). Progress goes to ``stream`` (stderr by default).
+    ``workers`` <= 1 runs in this process.
     """
     stream = stream or sys.stderr
     jobs = list(jobs)
     weights = [max(float(cost(j)), 1e-9) if cost else 1.0 for j in jobs]
-    results: list[Any] = [None] * len(jobs)
-    done = [False] * len(jobs)
-    cdir = Path(cache) if cache is not None else None
-    keys = [job_key(j) for j in jobs] if cdir is not None else [""] * len(jobs)
-    if cdir is not None:
-        cdir.mkdir(parents=True, exist_ok=True)
-        for i, k in enumerate(keys):
-            p = cdir / f"{k}.pkl"
-            if p.exists():
-                try:
-                    results[i] = pickle.loads(p.read_bytes())
-                    done[i] = True
-                except Exception:           # a half-written file from a crash: rerun it
-                    p.unlink(missing_ok=True)
-    todo = sorted((i for i in range(len(jobs)) if not done[i]), key=lambda i: -weights[i])
-    n_cached = len(jobs) - len(todo)
-    total_w = sum(weights[i] for i in todo) or 1.0
+    store = PickleStore(cache) if cache is not None else None
+    keyed = [Job(j, _key(fn, j) if store is not None else None, w) for j, w in zip(jobs, weights)]
+    resume = Resume()
     t0 = time.monotonic()
-    state = {"w": 0.0, "n": 0}
+    state = {"w": 0.0, "total_w": 1.0}
+    name, address = backend()
+    use_ray = name == "ray" and workers > 1
 
-    def _store(i: int, r: Any) -> None:
-        results[i], done[i] = r, True
-        if cdir is not None:
-            tmp = cdir / f".{keys[i]}.tmp"
-            tmp.write_bytes(pickle.dumps(r))
-            tmp.replace(cdir / f"{keys[i]}.pkl")
+    def start(res: Resume, todo: list[int]) -> None:
+        state["total_w"] = sum(weights[i] for i in todo) or 1.0
+        msg = res.message()
+        if msg and not quiet:
+            print(f"  {label}: {msg} (loaded from {cache})", file=stream, flush=True)
+
+    def progress(i: int, _value: Any) -> None:
         state["w"] += weights[i]
-        state["n"] += 1
-        if not quiet:
-            el = time.monotonic() - t0
-            frac = state["w"] / total_w
-            eta = el * (1 - frac) / frac if frac > 0 else float("nan")
-            print(f"  {label}: {state['n'] + n_cached}/{len(jobs)} done, {_fmt_s(el)} elapsed, "
-                  f"about {_fmt_s(eta)} left", file=stream, flush=True)
+        if quiet:
+            return
+        el = time.monotonic() - t0
+        frac = min(1.0, state["w"] / state["total_w"])
+        eta = el * (1 - frac) / frac if frac > 0 else float("nan")
+        print(f"  {label}: {resume.kept + resume.done}/{len(jobs)} done, {_fmt_s(el)} elapsed, "
+              f"about {_fmt_s(eta)} left", file=stream, flush=True)
 
-    if not quiet and n_cached:
-        print(f"  {label}: {n_cached} of {len(jobs)} runs loaded from {cdir}", file=stream,
-              flush=True)
-    if not todo:
-        return results
-    if workers <= 1 or len(todo) == 1:
-        for i in todo:
-            _store(i, fn(jobs[i]))
-        return results
-    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_nice,
-                             mp_context=_pool_context()) as pool:
-        pending = {pool.submit(fn, jobs[i]): i for i in todo}
-        try:
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    _store(pending.pop(fut), fut.result())
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            raise
-    return results
+    return execute(fn, keyed, store=store, backend="ray" if use_ray else "local",
+                   address=address if use_ray else None,
+                   workers=0 if workers <= 1 else workers, nice=10,
+                   on_start=start, on_result=progress, resume=resume)

@@ -4,12 +4,19 @@
 >>> df = sweep("examples/sweep_demo.toml", out="out/sweeps/demo")   # doctest: +SKIP
 >>> df.groupby("label")["mean_wait"].mean()                          # doctest: +SKIP
 
-Each trial is a pure function of its config (:func:`~schedlab.sweeps.trial.run_trial`);
-results go to a Parquet dataset, one file per trial, as each trial finishes
-(:mod:`~schedlab.sweeps.store`). Running the same sweep again into the same ``out``
-skips the trials already there, so an interrupted sweep resumes. Backends: ``"local"``
-(a process pool using all cores, the default) and ``"ray"`` (Ray tasks; ``ray`` is
-imported only then).
+Each trial is a pure function of its config (:func:`~schedlab.sweeps.trial.run_trial`) and
+runs through :func:`schedlab.executor.execute`, the executor ``compare`` and ``reproduce``
+use, under its key (:func:`~schedlab.sweeps.spec.trial_key`: the config, the policy's
+source, the input files' content and schedlab's version). Results go to a Parquet dataset,
+one file per trial, as each trial finishes (:mod:`~schedlab.sweeps.store`). Running the
+same sweep again into the same ``out`` skips the trials already there, so an interrupted
+sweep resumes; a trial whose key changed (an edited policy or input file, another
+schedlab) runs again, and the command says which part changed. Backends: ``"local"`` (a
+process pool using all cores, the default) and ``"ray"`` (Ray tasks; ``ray`` is imported
+only then).
+
+At the end the sweep writes ``summary.csv`` (per trial label, workload and cluster: the
+mean of each metric over the seeds, its 95% CI and the seed count) and ``report.html``.
 """
 from __future__ import annotations
 
@@ -19,21 +26,41 @@ from typing import Any
 
 import pandas as pd
 
-from schedlab.errors import InputError
+from schedlab.executor import MISSING, Job, Resume, RunKey, execute
+from schedlab.executor.store import Ledger
 from schedlab.sweeps._progress import SweepProgress
-from schedlab.sweeps.local import run_local
-from schedlab.sweeps.ray_runner import run_ray
-from schedlab.sweeps.spec import SweepSpec, TrialConfig, load_spec
+from schedlab.sweeps.spec import SweepSpec, TrialConfig, load_spec, trial_key
 from schedlab.sweeps.store import RESUME_SKIP, ResultStore, load_results
-from schedlab.sweeps.trial import run_trial
+from schedlab.sweeps.summary import summarize, write_report
+from schedlab.sweeps.trial import config_columns, run_trial
 
-__all__ = ["sweep", "SweepSpec", "TrialConfig", "load_spec", "load_results", "run_trial"]
+__all__ = ["sweep", "SweepSpec", "TrialConfig", "load_spec", "load_results", "run_trial",
+           "summarize"]
+
+
+class _TrialStore:
+    """The sweep's Parquet rows behind the executor's ``load``/``save``: a trial counts as
+    stored when its row's status is one a resume skips."""
+
+    def __init__(self, store: ResultStore, skip: tuple[str, ...]) -> None:
+        self.store = store
+        self.present = store.statuses()
+        self.skip = skip
+        self.ledger = Ledger(store.root / "keys.json")
+
+    def load(self, key: str) -> Any:
+        return True if self.present.get(key) in self.skip else MISSING
+
+    def save(self, rk: RunKey, row: dict[str, Any]) -> None:
+        self.store.write({**row, "trial_id": rk.key})   # the key this process computed
+        self.ledger.record(rk)
 
 
 def sweep(spec_or_path: str | Path | dict | SweepSpec, backend: str = "local",
           address: str | None = None, out: str | Path | None = None, *, workers: int | None = None,
           progress: bool = False, retry_failed: bool = False, console: Any = None,
-          ray_init: dict[str, Any] | None = None, stats: dict[str, Any] | None = None) -> pd.DataFrame:
+          ray_init: dict[str, Any] | None = None, stats: dict[str, Any] | None = None,
+          report: bool = True) -> pd.DataFrame:
     """Run a sweep (resuming whatever ``out`` already holds) and return its result rows.
 
     Parameters
@@ -45,7 +72,10 @@ def sweep(spec_or_path: str | Path | dict | SweepSpec, backend: str = "local",
     workers : local pool size (default: all cores; ``0`` runs in this process).
     progress : show a progress bar.
     retry_failed : run trials recorded as ``failed`` again (``lost`` ones always are).
-    stats : if a dict, receives ``total``, ``skipped``, ``ran``, ``failed`` and ``wall_seconds``.
+    stats : if a dict, receives ``total``, ``skipped`` (kept from an earlier attempt),
+        ``ran``, ``failed``, ``reran`` (kept before under another key), ``message`` (one
+        line on what was kept and what reran) and ``wall_seconds``.
+    report : write ``summary.csv`` and ``report.html`` into ``out``.
 
     Returns
     -------
@@ -54,33 +84,38 @@ def sweep(spec_or_path: str | Path | dict | SweepSpec, backend: str = "local",
     """
     spec = load_spec(spec_or_path)
     trials = spec.trials()
-    if backend not in ("local", "ray"):
-        raise InputError(f"unknown backend {backend!r}", expected="local or ray")
-    if address is not None and backend != "ray":
-        raise InputError("--address needs --backend ray")
     out = Path(out) if out is not None else Path("out/sweeps") / spec.name
+    keys = [trial_key(t) for t in trials]
     store = ResultStore(out)
     store.clean_tmp()
     spec_text = Path(spec.source).read_text() if spec.source else None
     store.write_manifest(spec_text, trials)
-    present = store.statuses()
-    skip_status = ("ok",) if retry_failed else RESUME_SKIP
-    pending = [t for t in trials if present.get(t.trial_id) not in skip_status]
+    tstore = _TrialStore(store, ("ok",) if retry_failed else RESUME_SKIP)
+    resume = Resume()
     t0 = time.perf_counter()
-    with SweepProgress(len(trials), len(trials) - len(pending), enabled=progress, console=console,
+    pending = sum(tstore.load(k.key) is MISSING for k in keys)
+    with SweepProgress(len(trials), len(trials) - pending, enabled=progress, console=console,
                        description=f"sweep {spec.name} ({backend})") as prog:
-        def on_result(row: dict[str, Any]) -> None:
-            store.write(row)
-            prog.advance(row.get("status", "failed"))
+        def lost(i: int, exc: BaseException) -> dict[str, Any]:
+            return {**config_columns(trials[i]), "status": "lost",
+                    "error": f"{type(exc).__name__}: {str(exc)[:2000]}"}
+
         try:
-            if backend == "local":
-                run_local(pending, on_result, workers=workers, on_running=prog.set_running)
-            else:
-                run_ray(pending, on_result, address=address, on_running=prog.set_running,
-                        init_kwargs=ray_init)
+            execute(run_trial, [Job(t.model_dump(), k) for t, k in zip(trials, keys)],
+                    store=tstore, backend=backend, address=address, workers=workers,
+                    on_result=lambda i, row: prog.advance(row.get("status", "failed")),
+                    on_running=prog.set_running, on_lost=lost, ray_init=ray_init,
+                    resume=resume)
         finally:
             prog.set_running(0)
             if stats is not None:
-                stats.update(total=len(trials), skipped=len(trials) - len(pending), ran=prog.new_done,
-                             failed=prog.failed, wall_seconds=time.perf_counter() - t0, out=str(out))
-    return store.load(ids=[t.trial_id for t in trials])
+                stats.update(total=len(trials), skipped=resume.kept, ran=prog.new_done,
+                             failed=prog.failed, reran=resume.reran,
+                             message=resume.message("trials"),
+                             wall_seconds=time.perf_counter() - t0, out=str(out))
+    df = store.load(ids=[k.key for k in keys])
+    if report and len(df):
+        summary = summarize(df)
+        summary.to_csv(out / "summary.csv", index=False)
+        write_report(out / "report.html", df, summary, spec=spec, source=spec_text)
+    return df

@@ -33,7 +33,6 @@ same list :func:`schedlab.compare` uses, so a sweep and a comparison agree seed 
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import tomllib
@@ -45,10 +44,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from schedlab.engine.config import EngineConfig
 from schedlab.errors import InputError
+from schedlab.executor.keys import (RunKey, file_fingerprint, policy_fingerprint, run_key,
+                                    schedlab_fingerprint)
 from schedlab.policies.registry import make_policy
 from schedlab.stats import seed_list
 
-__all__ = ["Range", "PolicyAxis", "SweepSpec", "TrialConfig", "load_spec", "trial_id"]
+__all__ = ["Range", "PolicyAxis", "SweepSpec", "TrialConfig", "load_spec", "trial_id", "trial_key",
+           "input_fingerprint"]
 
 
 class Range(BaseModel):
@@ -113,48 +115,34 @@ class TrialConfig(BaseModel):
         return trial_id(self)
 
 
-def trial_id(cfg: TrialConfig) -> str:
-    """16 hex digits of SHA-256 over the canonical JSON of what the result depends on.
+def trial_key(cfg: TrialConfig) -> RunKey:
+    """The trial's key by the executor's one rule (:mod:`schedlab.executor.keys`).
 
-    ``seed_index`` and ``label`` are bookkeeping and are left out: the same policy,
-    parameters, workload, cluster, seed and engine config always get the same id. A
-    workload or cluster given as a file counts by its *content*: edit the file and the
-    id changes, so a resumed sweep reruns the trial instead of reusing a stale result.
+    What the trial is: policy, parameters, workload, cluster, seed and engine config
+    (``seed_index`` and ``label`` are bookkeeping and are left out). What its result
+    depends on beyond those names: the policy's source (``policy``), the content of the
+    workload and cluster files (``input``: null for ``builtin:`` names) and schedlab's
+    version (``version``). Edit the policy file, a workload file or schedlab and the key
+    changes, so a resumed sweep reruns the trial instead of reusing a stale result.
     """
-    key = {"policy": cfg.policy, "params": cfg.params, "workload": cfg.workload,
-           "cluster": cfg.cluster, "seed": int(cfg.seed), "engine": cfg.engine,
-           "inputs": [input_fingerprint(cfg.workload), input_fingerprint(cfg.cluster)]}
-    text = json.dumps(key, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    policy, files = policy_fingerprint(cfg.policy)
+    what = {"policy": cfg.policy, "params": cfg.params, "workload": cfg.workload,
+            "cluster": cfg.cluster, "seed": int(cfg.seed), "engine": cfg.engine}
+    return run_key(what, policy=policy,
+                   input=[input_fingerprint(cfg.workload), input_fingerprint(cfg.cluster)],
+                   version=schedlab_fingerprint(exclude=files))
 
 
-_FINGERPRINTS: dict[tuple[str, int, int], str] = {}
+def trial_id(cfg: TrialConfig) -> str:
+    """16 hex digits: the key of :func:`trial_key`."""
+    return trial_key(cfg).key
 
 
 def input_fingerprint(spec: str) -> str | None:
-    """SHA-256 of a workload/cluster file's bytes (or of a trace folder's file names,
-    sizes and modification times); None for ``builtin:`` names and ``from-trace``.
-
-    Memoised per (path, size, mtime) so that a sweep of many trials hashes each file once.
-    """
-    p = Path(spec)
-    if not p.exists():
-        return None
-    st = p.stat()
-    memo = (str(p.resolve()), st.st_size, st.st_mtime_ns)
-    if memo in _FINGERPRINTS:
-        return _FINGERPRINTS[memo]
-    h = hashlib.sha256()
-    if p.is_dir():       # trace folders can hold gigabytes: names, sizes and times suffice
-        for f in sorted(q for q in p.rglob("*") if q.is_file()):
-            fs = f.stat()
-            h.update(f"{f.relative_to(p)}\0{fs.st_size}\0{fs.st_mtime_ns}\n".encode())
-    else:
-        with p.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    _FINGERPRINTS[memo] = h.hexdigest()[:16]
-    return _FINGERPRINTS[memo]
+    """SHA-256 (16 hex digits) of a workload/cluster file's bytes (or of a trace folder's
+    file names, sizes and modification times); None for ``builtin:`` names and
+    ``from-trace`` (:func:`schedlab.executor.keys.file_fingerprint`)."""
+    return file_fingerprint(spec)
 
 
 def _dedupe(vals: list[Any]) -> list[Any]:
