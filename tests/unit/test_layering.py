@@ -1,7 +1,7 @@
 """Dependencies point one way, through the layers of ``src/schedlab``, bottom up:
 
 ``_version``/``errors``/``stats``/``draws`` -> ``cluster`` -> ``workload`` -> ``engine`` ->
-``policies`` -> ``metrics`` -> ``inputs``/``config`` -> ``run``/``gym``/``validate`` ->
+``policies`` -> ``metrics`` -> ``inputs``/``config`` -> ``executor`` -> ``run``/``gym``/``validate`` ->
 ``reports``/``sweeps`` ->
 ``schedlab`` (the package itself: the public API) -> ``reproduce`` -> ``papers`` ->
 ``testing`` -> ``cli``.
@@ -31,6 +31,7 @@ LAYERS = (
     ("schedlab.policies",),
     ("schedlab.metrics",),
     ("schedlab.inputs", "schedlab.config"),
+    ("schedlab.executor",),
     ("schedlab.run", "schedlab.gym"),
     ("schedlab.reports", "schedlab.sweeps"),
     ("schedlab.validate",),

@@ -30,8 +30,21 @@ Files written to ``out``:
   ``ratio_ci_includes_1`` and ``ratio_n_seeds``. Prefer the ratio for waits and
   completion times: a seed with one giant job dominates the absolute difference;
 - ``per_class_seed0.csv``, ``report.html``;
-- ``runs/``: one JSON file per finished run, so an interrupted comparison resumes
-  where it stopped when the same command is run again.
+- ``runs/``: one file per finished run under its key, so an interrupted comparison resumes
+  where it stopped when the same command is run again. The key
+  (:mod:`schedlab.executor.keys`) covers the policy's source, its parameters, the inputs'
+  content, the seed and schedlab's version: a run whose key changed (an edited policy
+  file, say) runs again, and ``stats["message"]`` says so.
+
+Replication. With a built-in workload each seed draws a new workload, so the seeds are
+independent replicates. With a fixed trace (a file, a DataFrame) the seeds change only
+the policies' random draws; when no policy draws and the workload is the same, every seed
+gives the same run: ``summary.csv`` then says ``replication = none`` and reports the one
+deterministic difference without a confidence interval. ``replicates="windows:N"`` (N
+disjoint windows of the trace by submit time: different stretches of the same system)
+or ``"bootstrap:N"`` (N resamples of the jobs with replacement: the same mix of jobs,
+drawn again) give a trace real replicates; the method is in ``summary.csv``'s
+``replication`` column and in the report.
 """
 from __future__ import annotations
 
@@ -49,10 +62,13 @@ import numpy as np
 import pandas as pd
 
 from schedlab._version import __version__
-from schedlab.errors import InputError
 from schedlab.cluster.spec import ClusterSpec
-from schedlab.inputs import (FROM_TRACE, LoadedWorkload, resolve_cluster, resolve_config,
-                             resolve_policy, resolve_run, resolve_workload)
+from schedlab.errors import InputError
+from schedlab.executor import (Job, PickleStore, Resume, default_workers, execute, file_fingerprint,
+                               policy_fingerprint, run_key, schedlab_fingerprint)
+from schedlab.inputs import (DEFAULT_CLUSTER, DEFAULT_WORKLOAD, FROM_TRACE, LoadedWorkload,
+                             resolve_cluster, resolve_config, resolve_policy, resolve_run,
+                             resolve_workload)
 from schedlab.metrics.table import summary_row
 from schedlab.reports import plots, run_digest
 from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
@@ -63,8 +79,6 @@ from schedlab.stats import seed_list
 __all__ = ["compare", "aggregate", "parse_policy", "split_policies", "summary_row", "mean_table",
            "write_compare_report", "DEFAULT_WORKLOAD", "DEFAULT_CLUSTER"]
 
-DEFAULT_WORKLOAD = "builtin:google-2011-like"
-DEFAULT_CLUSTER = "builtin:google-2011-like"
 #: seeds per policy unless told: with the spread of per-seed log ratios measured on the
 #: default workload, 15 resolve a change of about a quarter in mean wait
 #: (docs/guides/writing-a-policy.md, "How many seeds")
@@ -108,12 +122,13 @@ def parse_policy(label: str) -> tuple[str, dict[str, Any]]:
 
 
 def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] | str = ("fifo",),
-            seeds: int | Sequence[int] = DEFAULT_SEEDS, out: str | Path | None = None,
+            seeds: int | Sequence[int] | None = None, out: str | Path | None = None,
             params: Mapping[str, Mapping[str, Any]] | None = None, *, base_seed: int = 0,
             config: Any = None, report: bool = True, baseline: str | None = None,
             workers: int | None = None, overwrite: bool = False,
             progress: Callable[[str, int, int], None] | None = None,
-            stats: dict[str, Any] | None = None) -> pd.DataFrame:
+            stats: dict[str, Any] | None = None, replicates: str | None = None,
+            backend: str = "local", address: str | None = None) -> pd.DataFrame:
     """Run every policy on the same workload and cluster for each seed; summarize.
 
     Parameters
@@ -125,6 +140,7 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     policies : labels such as ``"fifo"``, ``"fifo[strict=true]"`` or ``"my.py:MyPolicy"``
         (a list or a comma-separated string).
     seeds : the number of seeds (derived with ``SeedSequence(base_seed).spawn``) or a list.
+        Default 15, or one per replicate.
     out : if given, write ``runs.csv``, ``summary.csv`` and (``report=True``) ``report.html``
         there, and keep each finished run in ``out/runs/`` (rerun to resume).
     params : extra parameters per label or per policy id, merged over the bracket ones.
@@ -135,13 +151,22 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     overwrite : replace the results of a different comparison found in ``out``.
     progress : called as ``progress(label, seed, done_runs)`` after each run.
     stats : if given, filled with ``total``, ``kept`` (runs found from an earlier
-        attempt), ``done`` and ``out``, also when interrupted.
+        attempt), ``reran`` (found under another key: the policy, an input or schedlab
+        changed), ``message`` (one line saying so), ``done`` and ``out``, also when
+        interrupted.
+    replicates : ``"windows:N"`` (N disjoint windows of the trace by submit time) or
+        ``"bootstrap:N"`` (N resamples of its jobs with replacement, each seeded): the
+        unit of replication for a fixed trace, in place of seeds (replicate i runs with
+        seed i). See the module docstring.
+    backend, address : ``"local"`` (the process pool) or ``"ray"`` (at ``address``).
 
     Returns
     -------
     pandas.DataFrame
         One row per (policy, seed); ``.attrs["summary"]`` holds the aggregate table
-        (one row per policy and metric, see the module docstring).
+        (one row per policy and metric, see the module docstring) and
+        ``.attrs["replication"]`` how the seeds replicate (``seeds``, ``none``,
+        ``windows:N``, ``bootstrap:N``).
     """
     stats = stats if stats is not None else {}
     workload = DEFAULT_WORKLOAD if workload is None else workload
@@ -151,6 +176,9 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         raise InputError("no policies to compare", expected="e.g. --policies fifo,fifo[strict=true]")
     if len(set(labels)) != len(labels):
         raise InputError(f"policy labels repeat: {labels}")
+    method = parse_replicates(replicates)
+    if seeds is None:
+        seeds = method[1] if method else DEFAULT_SEEDS
     if isinstance(seeds, (int, np.integer)):
         if int(seeds) < 1:
             raise InputError(f"--seeds {seeds}: need at least one seed", expected="an integer >= 1")
@@ -161,6 +189,10 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         raise InputError("need at least one seed")
     if any(s < 0 for s in seed_values) or base_seed < 0:
         raise InputError("seeds must be >= 0", expected="non-negative integers")
+    if method and len(seed_values) != method[1]:
+        raise InputError(f"--seeds {len(seed_values)} and --replicates {replicates}: each "
+                         "replicate runs with one seed", expected=f"--seeds {method[1]}, or "
+                         "no --seeds")
     baseline = labels[0] if baseline is None else baseline
     if baseline not in labels:
         raise InputError(f"--baseline {baseline!r} is not one of the compared policies",
@@ -184,101 +216,101 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     config = resolve_config(config)
     # resolved once; "from-trace" is resolved per seed, with the machines of that seed's trace
     run_cluster = cluster if isinstance(cluster, str) and cluster == FROM_TRACE else resolve_cluster(cluster)
-    key_base = {"workload": str(workload), "cluster": str(cluster), "engine": config.model_dump()}
+    picklable = isinstance(workload, (str, Path)) and isinstance(cluster, (str, Path))
+    key_base = {"workload": str(workload) if isinstance(workload, (str, Path)) else "<object>",
+                "cluster": str(cluster) if isinstance(cluster, (str, Path)) else "<object>",
+                "engine": config.model_dump(), "replicates": replicates if method else None}
+    inputs = [_input_digest(workload), _input_digest(cluster)]
+    jobs = [(si, seed, spec) for si, seed in enumerate(seed_values) for spec in specs]
     store = None
     if out is not None:
         out = Path(out)
-        store = _RunStore(out, key_base, overwrite=overwrite)   # checked before any run
-    jobs = [(si, seed, spec) for si, seed in enumerate(seed_values) for spec in specs]
-    stats.update(total=len(jobs), kept=0, done=0, out=str(out) if out is not None else None)
+        store = _RunStore(out, key_base, [(lab, s) for _, s, (lab, *_r) in jobs],
+                          overwrite=overwrite)   # checked before any run
+    stats.update(total=len(jobs), kept=0, reran=0, message=None, done=0,
+                 out=str(out) if out is not None else None)
+
+    policy_parts = {pid: policy_fingerprint(pid) for _, pid, _, _ in specs}
+    versions = {pid: schedlab_fingerprint(exclude=files) for pid, (_, files) in policy_parts.items()}
+    n_workers = default_workers() if workers is None else int(workers)
+    need_first = report and out is not None
+    xjobs = []
+    for si, seed, (lab, pid, p, full) in jobs:
+        what = {**key_base, "label": lab, "policy": pid, "params": full, "seed": int(seed),
+                "replicate": si if method else None}
+        rk = run_key(what, policy=policy_parts[pid][0], input=inputs, version=versions[pid])
+        task = {"workload": workload if picklable else None, "cluster": cluster if picklable else None,
+                "label": lab, "policy": pid, "params": p, "full": full, "seed": int(seed),
+                "seed_index": si, "config": config.model_dump(), "method": method}
+        # the first seed's runs are needed in this process for the report's figures
+        here = (si == 0 and need_first) or not picklable or n_workers <= 1
+        xjobs.append(Job(task, rk, here=here))
+
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     digests: dict[str, list[run_digest.RunDigest]] = {}
-    if store is not None:
-        for si, seed, (lab, pid, p, full) in jobs:
-            row = store.get(lab, full, seed)
-            if row is not None:
-                dg = store.get_digest(lab, full, seed)
-                if dg is not None:      # kept runs still count in the pooled figures
-                    digests.setdefault(lab, []).append(dg)
-                rows[(lab, si)] = row
-        stats["kept"] = len(rows)
-    t0 = time.perf_counter()
-    n_done = len(rows)
-    stats["done"] = n_done
-
-    def finished(row: dict[str, Any]) -> None:
-        nonlocal n_done
-        dg = row.pop("_digest", None)
-        if dg is not None:
-            digests.setdefault(row["policy"], []).append(dg)
-        rows[(row["policy"], row["seed_index"])] = row
-        if store is not None:
-            store.put(row, dg)
-        n_done += 1
-        stats["done"] = n_done
-        if progress is not None:
-            progress(row["policy"], row["seed"], n_done)
-
     first_runs: dict[str, RunResult] = {}
     per_class_rows: list[dict[str, Any]] = []
-    picklable = isinstance(workload, (str, Path)) and isinstance(cluster, (str, Path))
-    n_workers = (os.cpu_count() or 1) if workers is None else int(workers)
-    todo = [(si, seed, spec) for si, seed, spec in jobs if (spec[0], si) not in rows]
-    # the first seed's runs are needed in this process for the report's figures
-    local = [j for j in todo if j[0] == 0 or not picklable or n_workers <= 1]
-    remote = [j for j in todo if j not in local]
-    pool = None
-    futures = []
-    try:
-        if remote:
-            import concurrent.futures as cf
-            import multiprocessing as mp
-            from schedlab._workers import init_worker
-            pool = cf.ProcessPoolExecutor(max_workers=max(1, min(n_workers, len(remote))),
-                                          mp_context=mp.get_context("spawn"),
-                                          initializer=init_worker)
-            futures = [pool.submit(_remote_run, str(workload), str(cluster), lab, pid, p, full,
-                                   seed, si, config.model_dump())
-                       for si, seed, (lab, pid, p, full) in remote]
-        loaded_by_seed: dict[int, Any] = {}
-        need_first = report and out is not None
-        for si, seed, (lab, pid, p, full) in local + ([] if not need_first else
-                                                      [(0, seed_values[0], sp) for sp in specs
-                                                       if (sp[0], 0) in rows]):
-            if seed not in loaded_by_seed:
-                loaded = resolve_workload(workload, seed=seed)
-                loaded_by_seed = {seed: (loaded, resolve_cluster(run_cluster, loaded.trace_cluster,
-                                                                 workload_label=loaded.label))}
-            res = _run(*loaded_by_seed[seed], pid, p, seed, config)
-            if si == 0:
-                first_runs[lab] = res
-                for cls, vals in res.summary.get("per_class", {}).items():
-                    per_class_rows.append({"policy": lab, "class": cls, **vals})
-            if (lab, si) not in rows:
-                finished({**_run_row(res, lab, pid, full, seed, si, loaded_by_seed[seed][0].workload),
-                          "_digest": run_digest.digest(res)})
-        for fut in futures:
-            finished(fut.result())
-    except BaseException:
-        # Ctrl-C (or an error): stop now, without waiting for the runs under way; what
-        # finished is already kept in out/runs/
-        if pool is not None:
-            for proc in list(getattr(pool, "_processes", {}).values()):
-                proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
-            pool = None
-        raise
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
+    loaded_by_seed: dict[tuple[int, int], Any] = {}
+    resume = Resume()
+
+    def inputs_of(seed: int, si: int) -> tuple[LoadedWorkload, ClusterSpec]:
+        if (seed, si) not in loaded_by_seed:
+            loaded = _replicate(resolve_workload(workload, seed=seed), method, si, seed)
+            loaded_by_seed.clear()
+            loaded_by_seed[(seed, si)] = (loaded, resolve_cluster(run_cluster, loaded.trace_cluster,
+                                                                  workload_label=loaded.label))
+        return loaded_by_seed[(seed, si)]
+
+    def run_here(task: dict[str, Any]) -> dict[str, Any]:
+        loaded, spec = inputs_of(task["seed"], task["seed_index"])
+        res, drew = _run(loaded, spec, task["policy"], task["params"], task["seed"], config)
+        if task["seed_index"] == 0:
+            keep_first(task["label"], res)
+        return {"row": _run_row(res, task["label"], task["policy"], task["full"], task["seed"],
+                                task["seed_index"], loaded.workload, drew),
+                "digest": run_digest.digest(res)}
+
+    def keep_first(lab: str, res: RunResult) -> None:
+        first_runs[lab] = res
+        for cls, vals in res.summary.get("per_class", {}).items():
+            per_class_rows.append({"policy": lab, "class": cls, **vals})
+
+    def finished(i: int, value: dict[str, Any]) -> None:
+        row = value["row"]
+        rows[(row["policy"], row["seed_index"])] = row
+        stats["done"] = resume.kept + resume.done
+        if progress is not None:
+            progress(row["policy"], row["seed"], resume.kept + resume.done)
+
+    def started(res: Resume, todo: list[int]) -> None:
+        stats.update(kept=res.kept, reran=res.reran, message=res.message(), done=res.kept)
+
+    t0 = time.perf_counter()
+    results = execute(_remote_run, xjobs, store=store, backend=backend, address=address,
+                      workers=n_workers if n_workers > 1 else 0, here=run_here,
+                      on_result=finished, on_start=started, resume=resume)
+    stats["done"] = resume.kept + resume.done
+    for value in results:
+        row = value["row"]
+        rows[(row["policy"], row["seed_index"])] = row
+        if value.get("digest") is not None:      # kept runs still count in the pooled figures
+            digests.setdefault(row["policy"], []).append(value["digest"])
+    if need_first:           # the first seed's kept runs: their figures need the run itself
+        for si, seed, (lab, pid, p, full) in jobs:
+            if si == 0 and lab not in first_runs:
+                keep_first(lab, _run(*inputs_of(seed, si), pid, p, seed, config)[0])
 
     order = {lab: i for i, (lab, *_rest) in enumerate(specs)}
     runs_df = pd.DataFrame([rows[k] for k in sorted(rows, key=lambda k: (k[1], order[k[0]]))])
     runs_df["seed"] = runs_df["seed"].astype("int64")
+    replication = _replication(runs_df, replicates if method else None)
     summary = aggregate(runs_df, baseline=baseline, labels=labels)
+    summary = _mark_replication(summary, replication)
     runs_df.attrs["summary"] = summary
     runs_df.attrs["baseline"] = baseline
+    runs_df.attrs["replication"] = replication
     runs_df.attrs["wall_seconds"] = time.perf_counter() - t0
+    stats["replication"] = replication
 
     if out is not None:
         runs_df.to_csv(out / "runs.csv", index=False)
@@ -293,16 +325,108 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
                 "policies": {lab: full for lab, _, _, full in specs},
                 "seeds": seed_values,
                 "seed derivation": f"SeedSequence({base_seed}).spawn({len(seed_values)})",
+                "replication": REPLICATION_TEXT.get(replication.split(":")[0], replication)
+                .format(n=len(seed_values)),
                 "baseline": baseline,
                 "engine config": next(iter(first_runs.values())).meta.get("engine", {}),
                 "schedlab version": __version__,
-                "command": _command_line(workload, cluster, labels, len(seed_values), out),
+                "command": _command_line(workload, cluster, labels, len(seed_values), out,
+                                         replicates if method else None),
             }
             write_compare_report(out / "report.html", runs_df, first_runs, meta=meta,
                                  seed_runs=digests,
                                  per_class=pd.DataFrame(per_class_rows))
     return runs_df
 
+
+#: how the runs of a comparison replicate, in words (summary.csv's ``replication`` column
+#: holds the key)
+REPLICATION_TEXT = {
+    "seeds": "independent seeds: the seeds change the workload or a policy's draws",
+    "none": "no replication: the {n} seeds gave identical runs (the same workload, and no "
+            "policy drew from its random generator), so the difference is one deterministic "
+            "figure without a confidence interval; --replicates windows:N or bootstrap:N "
+            "replicates a fixed trace",
+    "windows": "{n} disjoint windows of the trace by submit time, one per seed",
+    "bootstrap": "{n} resamples of the trace's jobs with replacement, each with its seed",
+}
+_CI_COLUMNS = ("ci95", "diff_ci95", "ratio_ci_low", "ratio_ci_high")
+
+
+def parse_replicates(text: str | None) -> tuple[str, int] | None:
+    """``"windows:4"`` -> ``("windows", 4)``; None for None or ``""``."""
+    if text is None or str(text).strip() == "":
+        return None
+    kind, _, n = str(text).strip().partition(":")
+    expected = "windows:N or bootstrap:N with N >= 2, e.g. --replicates windows:5"
+    if kind not in ("windows", "bootstrap") or not n.strip().isdigit():
+        raise InputError(f"--replicates {text!r}: not a replication method", expected=expected)
+    if int(n) < 2:
+        raise InputError(f"--replicates {text!r}: one replicate gives no interval",
+                         expected=expected)
+    return kind, int(n)
+
+
+def _replicate(loaded: LoadedWorkload, method: tuple[str, int] | None, si: int,
+               seed: int) -> LoadedWorkload:
+    """The workload of replicate ``si``: window ``si`` of ``method[1]``, or a resample of
+    the jobs seeded by ``seed``; the workload itself without a method."""
+    if method is None:
+        return loaded
+    from schedlab.workload.transforms import bootstrap_jobs, trace_windows
+    kind, n = method
+    w = trace_windows(loaded.workload, n)[si] if kind == "windows" else \
+        bootstrap_jobs(loaded.workload, seed)
+    return LoadedWorkload(w, loaded.trace_cluster, f"{loaded.label} ({kind} {si + 1} of {n})")
+
+
+def _replication(runs: pd.DataFrame, method: str | None) -> str:
+    """``method`` when given; else ``none`` when every seed gave each policy the same
+    workload, no policy drew from its generator and the runs' figures are identical, and
+    ``seeds`` otherwise."""
+    if method:
+        return method
+    if runs["seed"].nunique() < 2:
+        return "seeds"
+    if runs["workload_digest"].nunique() != 1 or runs["rng_draws"].astype(bool).any():
+        return "seeds"
+    skip = {"seed", "seed_index", "wall_seconds"}
+    cols = [c for c in runs.columns if c not in skip and pd.api.types.is_numeric_dtype(runs[c])]
+    same = runs.groupby("policy")[cols].nunique(dropna=False).le(1).all().all()
+    return "none" if same else "seeds"
+
+
+def _mark_replication(summary: pd.DataFrame, replication: str) -> pd.DataFrame:
+    """The ``replication`` column; with none, no interval (one deterministic figure)."""
+    summary = summary.copy()
+    summary["replication"] = replication
+    if replication == "none":
+        for col in _CI_COLUMNS:
+            summary[col] = float("nan")
+        for col in ("diff_ci_includes_0", "ratio_ci_includes_1"):
+            summary[col] = pd.array([pd.NA] * len(summary), dtype="boolean")
+    return summary
+
+
+def _input_digest(obj: Any) -> Any:
+    """The content fingerprint of a workload or cluster given to :func:`compare`: a file's
+    bytes (None for a ``builtin:`` name), a table's or object's content, a function's code."""
+    if isinstance(obj, (str, Path)):
+        return file_fingerprint(obj)
+    if isinstance(obj, pd.DataFrame):
+        return "frame:" + hashlib.sha256(pd.util.hash_pandas_object(obj, index=True)
+                                         .to_numpy().tobytes()).hexdigest()[:16]
+    if callable(obj) and not isinstance(obj, type):
+        import inspect
+        try:
+            text = inspect.getsource(obj)
+        except (OSError, TypeError):
+            text = getattr(obj, "__qualname__", repr(obj))
+        return "code:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    try:
+        return "object:" + hashlib.sha256(pickle.dumps(obj)).hexdigest()[:16]
+    except Exception:  # noqa: BLE001 - not picklable: never reuse a stored run of it
+        return f"unpicklable:{id(obj)}:{time.time_ns()}"
 
 
 def _workload_digest(w: Any) -> str:
@@ -313,99 +437,100 @@ def _workload_digest(w: Any) -> str:
 
 
 def _run_row(res: RunResult, lab: str, pid: str, full: dict[str, Any], seed: int, si: int,
-             w: Any) -> dict[str, Any]:
+             w: Any, drew: bool) -> dict[str, Any]:
     return {"policy": lab, "policy_id": pid, "params": json.dumps(full, sort_keys=True, default=str),
             "seed": int(seed), "seed_index": int(si), "workload_digest": _workload_digest(w),
+            "rng_draws": bool(drew),
             **{k: (float(v) if not isinstance(v, bool) else v)
                for k, v in summary_row(res.summary).items()},
             "warnings": len(res.warnings), "wall_seconds": res.wall_seconds}
 
 
 def _run(loaded: LoadedWorkload, spec: ClusterSpec, pid: str, p: dict[str, Any], seed: int,
-         config: Any) -> RunResult:
+         config: Any) -> tuple[RunResult, bool]:
     """One run of inputs resolved once per seed: only the policy is built per run (a fresh
-    instance); the workload and cluster pass through :func:`resolve_run` as they are."""
-    return run_resolved(resolve_run(loaded, spec, pid, params=p, seed=seed, config=config))
+    instance); the workload and cluster pass through :func:`resolve_run` as they are.
+    Also returns whether the policy drew from its random generator (its state moved)."""
+    inputs = resolve_run(loaded, spec, pid, params=p, seed=seed, config=config)
+    res = run_resolved(inputs)
+    rng = getattr(inputs.policy, "rng", None)
+    fresh = np.random.default_rng(np.random.SeedSequence(seed))
+    drew = not isinstance(rng, np.random.Generator) or (
+        rng.bit_generator.state != fresh.bit_generator.state
+        or rng.bit_generator.seed_seq.n_children_spawned != 0)
+    return res, drew
 
 
-def _remote_run(workload: str, cluster: str, lab: str, pid: str, p: dict[str, Any],
-                full: dict[str, Any], seed: int, si: int, config: dict[str, Any]) -> dict[str, Any]:
-    """One run in a pool worker (a fresh process: everything is resolved from strings)."""
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is handled by the parent
-    loaded = resolve_workload(workload, seed=seed)
-    spec = resolve_cluster(cluster, loaded.trace_cluster, workload_label=loaded.label)
-    res = _run(loaded, spec, pid, p, seed, config)
-    return {**_run_row(res, lab, pid, full, seed, si, loaded.workload), "_digest": run_digest.digest(res)}
+def _remote_run(task: dict[str, Any]) -> dict[str, Any]:
+    """One run in a pool worker or a Ray task (a fresh process: everything is resolved
+    from strings)."""
+    seed, si = task["seed"], task["seed_index"]
+    loaded = _replicate(resolve_workload(task["workload"], seed=seed), task["method"], si, seed)
+    spec = resolve_cluster(task["cluster"], loaded.trace_cluster, workload_label=loaded.label)
+    res, drew = _run(loaded, spec, task["policy"], task["params"], seed, task["config"])
+    return {"row": _run_row(res, task["label"], task["policy"], task["full"], seed, si,
+                            loaded.workload, drew),
+            "digest": run_digest.digest(res)}
 
 
-class _RunStore:
-    """``out/runs/``: one JSON file per finished run, and the comparison it belongs to."""
+class _RunStore(PickleStore):
+    """``out/runs/``: one file per finished run (its row and the figures' data) under its
+    key (:mod:`schedlab.executor.keys`), and ``out/compare.json``: the comparison they
+    belong to (its inputs and its runs).
 
-    def __init__(self, out: Path, key_base: dict[str, Any], *, overwrite: bool) -> None:
+    A folder holding another comparison is never replaced without ``overwrite``: one of
+    other inputs (workload, cluster, engine config, replication), or one whose runs are
+    not all among this one's (fewer policies or seeds would replace its ``runs.csv``). The
+    same comparison, or one that extends it, resumes."""
+
+    def __init__(self, out: Path, key_base: dict[str, Any], runs: Sequence[tuple[str, int]], *,
+                 overwrite: bool) -> None:
         from schedlab.run import check_output_dir
         check_output_dir(out, overwrite=True)  # a file, or not writable: an error now
-        self.dir = out / "runs"
-        self.key_base = key_base
-        ident = json.dumps(key_base, sort_keys=True, default=str)
+        inputs = json.loads(json.dumps(key_base, sort_keys=True, default=str))
+        mine = sorted([str(lab), int(s)] for lab, s in runs)
         marker = out / "compare.json"
         other = [n for n in ("summary.json", "results") if (out / n).exists()]
         if other and not overwrite:
             raise InputError(f"holds the results of another command ({other[0]})", file=str(out),
                              expected="another --out, or --overwrite")
-        if marker.exists():
+        if marker.exists() or (out / "runs.csv").exists():
             try:
-                old = json.loads(marker.read_text()).get("inputs")
+                old = json.loads(marker.read_text())
             except (OSError, json.JSONDecodeError):
-                old = None
-            if old != json.loads(ident):
+                old = {}
+            theirs = old.get("runs")
+            if old.get("inputs") != inputs:
+                problem = "a comparison of other inputs (workload, cluster, engine config or " \
+                          "replication)"
+            elif theirs is not None and not {tuple(r) for r in theirs} <= {tuple(r) for r in mine}:
+                labs = sorted({r[0] for r in theirs})
+                problem = (f"another comparison ({len(labs)} policies: {', '.join(labs)}; "
+                           f"{len({r[1] for r in theirs})} seeds), whose runs.csv this one "
+                           "would replace")
+            else:
+                problem = None
+            if problem is not None:
                 if not overwrite:
-                    raise InputError("holds a comparison of other inputs (workload, cluster or "
-                                     "engine config)", file=str(out),
+                    raise InputError(f"holds {problem}", file=str(out),
                                      expected="another --out, or --overwrite to replace it")
-                shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"inputs": json.loads(ident)}, indent=2, default=str))
-
-    def _path(self, lab: str, full: dict[str, Any], seed: int) -> Path:
-        key = json.dumps({"label": lab, "params": full, "seed": int(seed)}, sort_keys=True, default=str)
-        return self.dir / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.json"
-
-    def get(self, lab: str, full: dict[str, Any], seed: int) -> dict[str, Any] | None:
-        path = self._path(lab, full, seed)
-        try:
-            return json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            return None
-
-    def get_digest(self, lab: str, full: dict[str, Any], seed: int) -> run_digest.RunDigest | None:
-        """The figures' data of a kept run (None where it is missing or unreadable)."""
-        path = self._path(lab, full, seed).with_suffix(".digest.pkl")
-        try:
-            dg = pickle.loads(path.read_bytes())
-        except Exception:       # missing, or half-written by a crash: the figures do without
-            return None
-        return dg if isinstance(dg, run_digest.RunDigest) else None
-
-    def put(self, row: dict[str, Any], digest: run_digest.RunDigest | None = None) -> None:
-        path = self._path(row["policy"], json.loads(row["params"]), row["seed"])
-        if digest is not None:   # first, so a kept row always has its digest beside it
-            dtmp = path.with_suffix(".digest.tmp")
-            dtmp.write_bytes(pickle.dumps(digest))
-            dtmp.replace(path.with_suffix(".digest.pkl"))
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(row, default=str))
-        tmp.replace(path)        # atomic: an interrupted write leaves no half row
+                shutil.rmtree(out / "runs", ignore_errors=True)
+        super().__init__(out / "runs")
+        tmp = out / ".compare.json.tmp"
+        tmp.write_text(json.dumps({"inputs": inputs, "runs": mine}, indent=1))
+        os.replace(tmp, marker)
 
 
-def _command_line(workload: Any, cluster: Any, labels: Sequence[str], n: int, out: Path) -> str:
+def _command_line(workload: Any, cluster: Any, labels: Sequence[str], n: int, out: Path,
+                  replicates: str | None = None) -> str:
     parts = ["schedlab compare"]
     if isinstance(workload, (str, Path)):
         parts.append(f"--workload {workload}")
     if isinstance(cluster, (str, Path)):
         parts.append(f"--cluster {cluster}")
     parts.append("--policies '" + ",".join(labels) + "'")
-    parts.append(f"--seeds {n} --out {out}")
+    parts.append(f"--replicates {replicates}" if replicates else f"--seeds {n}")
+    parts.append(f"--out {out}")
     return " ".join(parts)
 
 
