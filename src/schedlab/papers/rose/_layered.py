@@ -81,21 +81,44 @@ class LayeredParams(PolicyParams):
 class SpeculativeParams(LayeredParams):
     """Parameters of the NM threshold controller and timeout detector (``algorithms``)."""
 
+    #: launch thresholds per load level (cpu, mem, disk, net), fractions of capacity:
+    #: an NM starts a queued speculative task only if usage plus its expected usage
+    #: stays at or below them (rule B)
     theta_launch: tuple[float, float, float, float] = (0.70, 0.80, 0.80, 0.80)
+    #: admission thresholds per load level (cpu, mem, disk, net): an NM rejects a
+    #: speculative request while any level is at or above its threshold (rule A)
     theta_adm: tuple[float, float, float, float] = (0.80, 0.85, 0.85, 0.85)
+    #: kill thresholds per load level (cpu, mem, disk, net): memory above its threshold
+    #: kills speculative tasks, most recent first, down to theta_launch; a compressible
+    #: resource above its threshold for T_throttle s kills one per tick
     theta_kill: tuple[float, float, float, float] = (0.95, 0.92, 0.95, 0.95)
+    #: capacity of an NM's speculative queue: a full queue rejects requests (rule A)
     Q_max: int = Field(20, ge=1)
+    #: speculative tasks an NM may run at once (rule B)
     N_spec_max: int = Field(20, ge=1)
     rho_max: float = Field(1.0, gt=0, description="cap on the requests of running speculative tasks, "
                            "a fraction of capacity")
+    #: period of the NM threshold controller (s): queued speculative tasks are
+    #: launched, and the timeout detector runs, every tau_c
     tau_c: float = Field(1.0, gt=0)
+    #: seconds a compressible resource (cpu, disk, net) may stay above theta_kill
+    #: before the NM kills a speculative task (one per tick while it lasts)
     T_throttle: float = Field(3.0, ge=0)
     spec_launch_delay: float = Field(0.0, ge=0, description="NM process start-up for a speculative task (s)")
+    #: cancel queued speculative work that waits longer than its timeout (T_to) and
+    #: resubmit it elsewhere; False keeps it queued
     timeout_detector: bool = True
+    #: timeout of queued speculative work (s), unless adaptive_timeout
     T_to: float = Field(10.0, gt=0)
+    #: per-job timeout max(5 s, 2 x the median queue wait of the job's launched
+    #: speculative tasks) instead of the fixed T_to
     adaptive_timeout: bool = False
+    #: timeouts per instance after which a task stops speculating (regular only)
     R_max: int = Field(3, ge=1)
+    #: whether jobs may run speculative tasks at all (per job: job_overrides)
     speculative: bool = True
+    #: speculation budget: a job's speculative (queued or running) plus upgraded
+    #: instances stay below r_spec x its instances (per job: job_overrides)
     r_spec: float = Field(1.0, ge=0, le=1)
     job_overrides: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

@@ -26,7 +26,11 @@ class MonitorParams(SpeculativeParams):
     X: float = Field(2.0, gt=0, description="NM load-monitor aggregation interval (s)")
     Y: float = Field(5.0, gt=0, description="report / MMF / candidate-list sync period (s)")
     W: int = Field(30, ge=1, description="LLA sliding window (records)")
+    #: Algorithm 1 (LLA): segments the window is split into, each reduced to its
+    #: outlier-free mean
     k_seg: int = Field(5, ge=1)
+    #: Algorithm 1 (LLA): Tukey fence factor; values outside [Q1 - k IQR, Q3 + k IQR]
+    #: are outliers
     tukey_k: float = Field(1.5, ge=0)
 
 

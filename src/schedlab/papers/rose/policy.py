@@ -71,18 +71,34 @@ class RosePolicy(LoadMonitor, LayeredPolicy):
     upgrades = True
 
     class Params(MonitorParams):   # X, Y, W, k_seg and tukey_k are the load monitor's
+        #: TBAMR (Algorithm 2) window (s): jobs that terminated within it rate machines
         T_rate: float = Field(600.0, gt=0)
+        #: TBAMR (Algorithm 2): machines a terminated job penalises at most (its worst)
         K_am: int = Field(10, ge=1)
+        #: TBAMR: a task is tailed when it runs longer than tail_factor x its nominal
+        #: duration on that machine
         tail_factor: float = Field(1.5, gt=1)
         K_bl: int | None = Field(None, description="default max(1, ceil(0.02 |M|))")
+        #: MMF (Algorithm 3): the d x mL machines with the smallest load index go on to
+        #: the queue stage
         d: int = Field(2, ge=1)
         mL: int | None = Field(None, description="default max(5, ceil(0.1 |M|))")
+        #: MMF load index weights of the LLA levels (cpu, mem, disk, net)
         w_load: tuple[float, float, float, float] = (0.4, 0.3, 0.2, 0.1)
+        #: MMF queue index weights of (queue length / Q_max, running speculative /
+        #: N_spec_max, regular containers / cores)
         w_queue: tuple[float, float, float] = (0.6, 0.3, 0.1)
         thr: tuple[float, float, float, float] | None = Field(None, description="MMF B3 thresholds; default theta_adm")
+        #: rate machines with TBAMR (Algorithm 2); False leaves MMF's blacklist (B1) empty
         tbamr: bool = True
+        #: report the LLA level of each load metric (Algorithm 1); False reports the last
+        #: sample
         use_lla: bool = True
+        #: candidate machines for speculative tasks: the MMF list (Algorithm 3), or mL
+        #: random connected machines ("random", an ablation)
         candidates: Literal["mmf", "random"] = "mmf"
+        #: a regular grant to a job upgrades its speculative work first (promote in place,
+        #: else cancel a queue entry and start it regular); False: no upgrade
         upgrade: bool = True
 
     def reset(self, cluster, workload, rng):

@@ -52,7 +52,10 @@ class SparrowPolicy(LoadMonitor, LayeredPolicy):
     speculates = True
 
     class Params(MonitorParams):
+        #: where speculative work goes: Sparrow's probes with late binding
+        #: ("batch-sampling") or one uniformly random NM per instance ("random", ROSE's B2)
         placement: Literal["batch-sampling", "random"] = "batch-sampling"
+        #: batch sampling: probes per unlaunched instance, each on a distinct random NM
         probe_ratio: float = Field(2.0, ge=1.0)
         admission: Literal["lla", "instant"] = Field(
             "lla", description="rule A's load: the LLA levels of the last report (ROSE's "

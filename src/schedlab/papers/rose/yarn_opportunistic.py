@@ -64,6 +64,9 @@ class YarnOpportunisticPolicy(LayeredPolicy):
         mQL: int = Field(20, ge=1, description="max NM opportunistic queue length")
         k_opp: int = Field(10, ge=1, description="nodes used per opportunistic allocation round")
         max_alloc_per_node: int | None = Field(None, description="opportunistic containers the RM hands out per node and round (default mQL)")
+        #: when an NM launches a queued opportunistic container: under ROSE's threshold
+        #: controller ("threshold") or only on unallocated capacity ("allocation", stock
+        #: Hadoop 3.0)
         nm_admission: Literal["threshold", "allocation"] = "threshold"
 
     def reset(self, cluster, workload, rng):
