@@ -61,8 +61,12 @@ class YarnContainers(Policy):
     description = "YARN container life cycle (tick allocation, start-up delay) around a policy"
 
     class Params(PolicyParams):
+        #: allocation period (s): the inner policy decides on this tick only (the NM
+        #: heartbeat)
         tick: float = 1.0
+        #: median container start-up delay (s); 0 disables it
         startup_median: float = 1.5
+        #: log-space standard deviation of the container start-up delay
         startup_sigma: float = 0.5
         app_order: bool = True              # pending tasks by application submission
 

@@ -101,7 +101,9 @@ class DressPolicy(Policy):
     class Params(PolicyParams):
         theta: float = 0.10                 # θ: job indicator
         delta_init: float = 0.10            # initial reserve ratio δ
+        #: lower bound of the reserve ratio δ
         delta_min: float = 0.05
+        #: upper bound of the reserve ratio δ
         delta_max: float = 0.95
         t_s: float = 5                      # start threshold (task count)
         t_e: float = 5                      # end threshold (task count)
@@ -109,10 +111,16 @@ class DressPolicy(Policy):
         tick: float = 1.0                   # scheduler tick / NM heartbeat, seconds
         horizon: float = 1.0                # H of Algorithm 3 ("t+1")
         adjust: bool = True                 # False: δ stays at delta_init (static split)
+        #: a job is small (SD) if its demand r_i <= θ x all containers ("total") or
+        #: θ x the free ones ("available", the paper's rule)
         classify_against: Literal["total", "available"] = "total"
+        #: the demand of P_1/P_2: jobs with no container yet ("unstarted", the paper's
+        #: reading) or also started jobs' pending requests ("outstanding", YARN's view)
         pending_demand: Literal["unstarted", "outstanding"] = "outstanding"
         startup_median: float = 1.5         # container start-up delay (StartupDelay)
+        #: log-space standard deviation of the container start-up delay
         startup_sigma: float = 0.5
+        #: horizons (s) at which release forecasts are recorded for the estimator check
         record_horizons: tuple[float, ...] = (10.0,)
 
     tick_only = True       # decide() acts on the "dress-tick" timer only

@@ -44,6 +44,8 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
 class BaselineParams(PolicyParams):
     #: scheduler -> worker message latency (s), held as start-up delay of every
     #: dispatch (the same as DRS's)
+    #: scheduler -> worker message latency (s), held as start-up delay of every
+    #: dispatch (the same as DRS's)
     latency: float = 0.001
     #: False: the plain reference path (Natjam, CLR: the Python walk over every pending
     #: task and the victim search as a loop over the running instances), the same

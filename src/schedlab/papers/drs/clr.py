@@ -42,6 +42,7 @@ class ClrPolicy(BaselinePolicy):
     description = "CLR (Amoeba): max-min fair sharing with task splitting at safe points"
 
     class Params(BaselineParams):
+        #: overhead (s) of a split: start-up time of the re-queued rest of the task
         o_split: float = 0.5
 
     def reset(self, cluster, workload, rng):

@@ -42,6 +42,8 @@ class NatjamPolicy(BaselinePolicy):
     description = "Natjam: EDF with MDF/SRT eviction and suspend/resume (SoCC'13)"
 
     class Params(BaselineParams):
+        #: cost of resuming evicted work, a fraction of the task's service time, held
+        #: as start-up time of the resumed attempt
         overhead: float = 0.07
 
     def reset(self, cluster, workload, rng):

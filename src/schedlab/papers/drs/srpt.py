@@ -37,8 +37,13 @@ class SrptPolicy(QueuePolicy):
     description = "SRPT: power-of-two placement, preemptive SRPT worker queues, migration"
 
     class Params(BaselineParams):
+        #: random workers that can hold a ready task sampled; it goes to the one with the
+        #: least queued work (power of two choices)
         samples: int = 2
+        #: period (s) of the migration round that moves waiting tasks
         migration_period: float = 1.0
+        #: a waiting task moves to a sampled worker whose expected wait is below this
+        #: fraction of its current one
         migration_ratio: float = 0.5
 
     def timers(self):

@@ -51,6 +51,8 @@ class HybridPolicy(PriorityPolicy):
     class Params(_SlotParams):
         #: Number of sticky (non-evictable) slot labels; 200 = 6.5% of 3,072.
         sticky_slots: int = 200
+        #: drop a task on its k-th priority eviction (HYBRID-k); None: unlimited, the
+        #: paper's HYBRID
         eviction_limit: int | None = None
         #: False (the paper): the sticky phase never evicts. True: with no free slot it
         #: evicts a lower-priority regular task for the FCFS head.

@@ -32,6 +32,7 @@ class PriKPolicy(PriorityPolicy):
     description = "PRI with an eviction limit: a task is dropped on its k-th eviction (PRI5 for k=5)"
 
     class Params(_SlotParams):
+        #: a task is dropped on its k-th priority eviction (PRI5 for k=5)
         k: int = 5
 
     def _limit(self) -> int | None:
