@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from schedlab.cluster.spec import FIT_TOLERANCE
+from schedlab.draws import sample_without_replacement
 from schedlab.papers.drs import _kernels as kernels
 from schedlab.papers.drs._baseline import stable_order
-from schedlab.draws import sample_without_replacement
 from schedlab.papers.drs._common import COLS, Book, FitScan
 from schedlab.papers.drs.clr import ClrPolicy
 from schedlab.papers.drs.natjam import NatjamPolicy
@@ -19,7 +19,6 @@ from schedlab.papers.drs.snb import SnbPolicy
 from schedlab.papers.drs.srpt import SrptPolicy
 from schedlab.papers.drs.workloads import drs_cluster_1, drs_cluster_2, drs_jobs
 from schedlab.testing.same_decisions import assert_same_decisions
-
 
 CASES = {   # (cluster, jobs, tasks per job, rate, size scale, seed)
     "ec2 overloaded": (lambda: drs_cluster_2(8), 30, 10, 100.0, 1.0, 4),

@@ -108,7 +108,7 @@ def test_book_without_table_refuses_reads_and_keeps_the_rest():
     with pytest.raises(RuntimeError):
         b.instances()
     with pytest.raises(RuntimeError):
-        b._alive
+        _ = b._alive
 
 
 @settings(max_examples=60, deadline=None)
@@ -126,8 +126,8 @@ def test_where_lists_each_machine_once_in_first_use_order(ops, now):
         if m not in seen:
             seen.append(m)
     assert {t: list(w) for t, w in book.where.items()} == want
-    for t in want:                               # finished frees what ended, wherever
-        ended = {m for m in want[t] if any(e <= now + 1e-7
+    for t, machines in want.items():             # finished frees what ended, wherever
+        ended = {m for m in machines if any(e <= now + 1e-7
                                            for e in book.running[m].get(t, ()))}
         if ended:
             assert book.finished(t, float(now)) == ended

@@ -9,7 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedlab.papers.drs.ilp import Instance, check_schedule, processor_assignment, solve_ilp
+from schedlab.papers.drs.ilp import (
+    Instance,
+    check_schedule,
+    processor_assignment,
+    solve_ilp,
+)
 
 
 def _inst(n, *, deadline=None, fast_slots=1, fast_cpu=4.0, edges=(), busy=()):
@@ -40,17 +45,17 @@ def _assert_valid(inst, sol):
 
 @pytest.mark.parametrize(("case", "expected"), [
     # no deadline: all three on the fast worker, one after the other: 3 * 0.55
-    (dict(n=3), 1.65),
+    ({"n": 3}, 1.65),
     # deadline 1: the fast worker fits two (0-0.5, 0.5-1), the third goes slow: 2*0.55 + 1.1
-    (dict(n=3, deadline=1.0), 2.2),
+    ({"n": 3, "deadline": 1.0}, 2.2),
     # two processors on fast: 2 in parallel then 1 -> all three fast by t=1: 1.65
-    (dict(n=3, deadline=1.0, fast_slots=2), 1.65),
+    ({"n": 3, "deadline": 1.0, "fast_slots": 2}, 1.65),
     # ... but 1 core only on fast: no two at once, so again 2 fast + 1 slow: 2.2
-    (dict(n=3, deadline=1.0, fast_slots=2, fast_cpu=1.0), 2.2),
+    ({"n": 3, "deadline": 1.0, "fast_slots": 2, "fast_cpu": 1.0}, 2.2),
     # chain 0 -> 1 within deadline 1: both fast, back to back: 1.1
-    (dict(n=2, deadline=1.0, edges=[(0, 1)]), 1.1),
+    ({"n": 2, "deadline": 1.0, "edges": [(0, 1)]}, 1.1),
     # fast busy until 0.8 with its only processor: 0.8 + 0.5 > 1, so slow: 1.1
-    (dict(n=1, deadline=1.0, busy=[(0, 0.8, np.array([1.0, 1.0]))]), 1.1),
+    ({"n": 1, "deadline": 1.0, "busy": [(0, 0.8, np.array([1.0, 1.0]))]}, 1.1),
 ])
 def test_hand_optimum(case, expected):
     inst = _inst(**case)
@@ -145,8 +150,8 @@ def test_a_plan_that_fails_the_check_is_rejected(monkeypatch):
 
 
 def test_scipy_backend_agrees_on_the_hand_optima():
-    for case, expected in [(dict(n=3), 1.65), (dict(n=3, deadline=1.0), 2.2),
-                           (dict(n=3, deadline=1.0, fast_slots=2), 1.65)]:
+    for case, expected in [({"n": 3}, 1.65), ({"n": 3, "deadline": 1.0}, 2.2),
+                           ({"n": 3, "deadline": 1.0, "fast_slots": 2}, 1.65)]:
         inst = _inst(**case)
         sol = solve_ilp(inst, backend="scipy")
         assert sol.status == "optimal"

@@ -10,7 +10,7 @@ resumed attempt, so the resources held during the overhead count in the resource
 from __future__ import annotations
 
 import bisect
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -42,8 +42,6 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
 
 
 class BaselineParams(PolicyParams):
-    #: scheduler -> worker message latency (s), held as start-up delay of every
-    #: dispatch (the same as DRS's)
     #: scheduler -> worker message latency (s), held as start-up delay of every
     #: dispatch (the same as DRS's)
     latency: float = 0.001

@@ -11,11 +11,19 @@ from typing import Literal
 
 import numpy as np
 
-from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.cluster.spec import R_CPU, R_MEM, R_SLOTS
 
-__all__ = ["COLS", "fits", "fits_one", "dominates_any", "FitScan", "VisitEvery", "least_loaded",
-           "Book"]
+__all__ = [
+    "COLS",
+    "Book",
+    "FitScan",
+    "VisitEvery",
+    "dominates_any",
+    "fits",
+    "fits_one",
+    "least_loaded",
+]
 
 #: resources DRS reasons about (cpu, mem) plus processors
 COLS = np.array([R_CPU, R_MEM, R_SLOTS])
@@ -144,7 +152,7 @@ class Book:
         self._plain = plain
         self._table_mode = table
         self._keep = table == "always"                  # starts and stops are logged
-        self.running: list[dict[int, list[float]]] = [dict() for _ in range(n_machines)]
+        self.running: list[dict[int, list[float]]] = [{} for _ in range(n_machines)]
         self.queue: list[deque[tuple[int, float]]] = [deque() for _ in range(n_machines)]
         self.queued_service = np.zeros(n_machines)
         self.queued_count = np.zeros(n_machines)

@@ -30,9 +30,20 @@ import pandas as pd
 
 from schedlab.cluster.spec import R_CPU, R_MEM
 
-__all__ = ["resource_cost", "deadline_met", "deadline_throughput", "task_throughput",
-           "response_times", "prediction_errors", "serialized_share", "milp_stats",
-           "offered_load", "slot_utilisation", "span_lower_bound", "drs_summary"]
+__all__ = [
+    "deadline_met",
+    "deadline_throughput",
+    "drs_summary",
+    "milp_stats",
+    "offered_load",
+    "prediction_errors",
+    "resource_cost",
+    "response_times",
+    "serialized_share",
+    "slot_utilisation",
+    "span_lower_bound",
+    "task_throughput",
+]
 
 
 def resource_cost(res: Any, *, c_cpu: float = 1.0, c_mem: float = 0.1) -> float:

@@ -35,23 +35,60 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from schedlab.papers.drs.checks import (
+    BASELINES,
+    POLICIES,
+    RATES,
+    check_d1,
+    check_d2,
+    check_d3,
+    check_d4,
+    check_d5,
+    check_d6,
+    check_d7,
+    d3_order,  # noqa: F401 (re-exported)
+    paper_table,
+    regime_maps,
+    tuning_frame,
+    variants_frame,
+)
 from schedlab.papers.drs.ilp import NODE_LIMIT, SAFETY_TIME_LIMIT
 from schedlab.papers.drs.metrics import drs_summary, offered_load, span_lower_bound
-from schedlab.reproduce.calibration import (CALIBRATION_SEEDS, SearchLog, StoredCalibration,
-                                            acceptance_seeds, bisect_log, calibration_frame,
-                                            calibration_row, calibration_seeds,
-                                            load_calibration)
-from schedlab.papers.drs.checks import (BASELINES, POLICIES, RATES, check_d1, check_d2,
-                                        check_d3, check_d4, check_d5, check_d6, check_d7,
-                                        d3_order, d4_ratio,  # noqa: F401 (re-exported)
-                                        paper_table, regime_maps, tuning_frame,
-                                        variants_frame)
+from schedlab.reproduce.calibration import (
+    CALIBRATION_SEEDS,
+    SearchLog,
+    StoredCalibration,
+    acceptance_seeds,
+    bisect_log,
+    calibration_frame,
+    calibration_row,
+    calibration_seeds,
+    load_calibration,
+)
 from schedlab.reproduce.common import ReproductionResult
 
-__all__ = ["reproduce", "calibrate", "Run", "run_group", "check_d1", "check_d2", "check_d3",
-           "check_d4", "check_d5", "check_d6", "check_d7", "ilp_gap_table",
-           "ilp_gap_calibrated", "BASELINES", "POLICIES", "TARGET_LOAD", "MAP_LOADS",
-           "EC2_CLUSTER", "ORDERS", "COST_FIRST"]
+__all__ = [
+    "BASELINES",
+    "COST_FIRST",
+    "EC2_CLUSTER",
+    "MAP_LOADS",
+    "ORDERS",
+    "POLICIES",
+    "TARGET_LOAD",
+    "Run",
+    "calibrate",
+    "check_d1",
+    "check_d2",
+    "check_d3",
+    "check_d4",
+    "check_d5",
+    "check_d6",
+    "check_d7",
+    "ilp_gap_calibrated",
+    "ilp_gap_table",
+    "reproduce",
+    "run_group",
+]
 
 PAPER = "drs"
 A_VALUES = (50, 200, 500, 1000)
@@ -415,10 +452,10 @@ def reproduce(*, seeds: int = 5, out: str | Path = "out/reproduce/drs",
         f"sizes; offered load at 5 jobs/s {', '.join(f'm={m}: {v:.2f}' for m, v in loads.items())}"
         f"; baselines' measured slot utilisation on the calibration seeds "
         + ", ".join(f"{p} {v:.2f}" for p, v in util.items()) + ".",
-        "Throughput (D3) = deadline-met jobs / (last completion - first submission). D4 is "
+        ("Throughput (D3) = deadline-met jobs / (last completion - first submission). D4 is "
         "judged on task throughput in tasks/ms (the unit of the paper's Fig. 4), per (a, m) "
-        "by the seed protocol, with LB(5)/LB(50) and the deadline-met jobs/s ratio beside it.",
-        "Readings where the rules leave a choice: D3's 'SRPT below CLR and Natjam at one rate "
+        "by the seed protocol, with LB(5)/LB(50) and the deadline-met jobs/s ratio beside it."),
+        ("Readings where the rules leave a choice: D3's 'SRPT below CLR and Natjam at one rate "
         "at least' takes the better of the two rates' combined parts; D4's per-seed condition "
         "is X(50)/X(5) > 1; D6's queue-length predictor is n_k * s_k / slots_k with s_k the "
         "mean nominal size of the tasks finished so far (cluster-wide) over f(k), 0 before "
@@ -426,7 +463,7 @@ def reproduce(*, seeds: int = 5, out: str | Path = "out/reproduce/drs",
         "seed, DRS's mean share over P+ with the mean over P+ of all four baselines, and a "
         "point where (i) fails fails D7 whatever (ii) gives; wait_first's tau is 0.1 x the "
         "task's nominal duration (its service time at the mean f) and acts only where a "
-        "task may queue (where it starts at once every wait is 0 and both orders agree).",
+        "task may queue (where it starts at once every wait is 0 and both orders agree)."),
         f"ILP vs greedy, random instances: statuses {_counts(ilp.ilp_status)}, mean gap "
         f"{ilp.greedy_gap.mean():.1%}, max {ilp.greedy_gap.max():.1%}; calibrated-workload "
         f"instances: statuses {_counts(ilp_cal.ilp_status)}, mean gap "
@@ -443,10 +480,10 @@ def reproduce(*, seeds: int = 5, out: str | Path = "out/reproduce/drs",
         f"{map_a}, m = 15, 20, both rates): tuning.csv gives D1, D3, D4 per order ("
         + "; ".join(f"{r.value} {r.check} {r.verdict}" for r in tuning.itertuples())
         + "). The default was not chosen from them.",
-        f"Acceptance stage (the runs of every check, on seeds {ss}, and the checks): wall "
-        f"{acceptance_seconds:.0f} s; whole reproduction wall {time.perf_counter() - t0:.0f} s.",
-        f"wall {wall:.0f} s; CPU {cpu:.0f} s ({cpu_runs:.0f} s in {len(rows)} simulation "
-        f"runs, {workers} worker processes).",
+        (f"Acceptance stage (the runs of every check, on seeds {ss}, and the checks): wall "
+        f"{acceptance_seconds:.0f} s; whole reproduction wall {time.perf_counter() - t0:.0f} s."),
+        (f"wall {wall:.0f} s; CPU {cpu:.0f} s ({cpu_runs:.0f} s in {len(rows)} simulation "
+        f"runs, {workers} worker processes)."),
     ]
     print("\n".join(notes))
     return ReproductionResult(
