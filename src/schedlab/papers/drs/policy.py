@@ -137,8 +137,6 @@ class DrsPolicy(FastPath, Policy):
         alpha: float = 0.5            # f(k) weights; the speeds come from the cluster table
         #: weight of memory in f(k) = alpha cpu + beta mem (eq. 1; the speeds come from
         #: the cluster table)
-        #: weight of memory in f(k) = alpha cpu + beta mem (eq. 1; the speeds come from
-        #: the cluster table)
         beta: float = 0.5
         gamma: float = 0.5            # Algorithm 3 weight of T
         theta: float = 0.5            # Algorithm 3 weight of L
@@ -149,41 +147,28 @@ class DrsPolicy(FastPath, Policy):
         c_mem: float = 0.1            # cost per GB-second
         #: waiting-time predictor: Algorithm 3 ("mr"), or queued tasks x mean service
         #: time per processor ("queue_len_only", the one the paper argues against)
-        #: waiting-time predictor: Algorithm 3 ("mr"), or queued tasks x mean service
-        #: time per processor ("queue_len_only", the one the paper argues against)
         predictor: Literal["mr", "queue_len_only"] = "mr"
         #: Algorithm 2's order where a task may queue: least wait (within 0.1 x its service
         #: time at the mean f) then least cost, or cost first (see algorithms.task_scheduling)
         order: Literal["wait_first", "cost_first"] = "wait_first"
         #: placement: Algorithm 2 task by task ("greedy"), or the ILP per scheduler
         #: batch ("milp", HiGHS), falling back to greedy when it has no usable plan
-        #: placement: Algorithm 2 task by task ("greedy"), or the ILP per scheduler
-        #: batch ("milp", HiGHS), falling back to greedy when it has no usable plan
         solver: Literal["greedy", "milp"] = "greedy"
-        #: largest batch (tasks a scheduler receives at one instant) the MILP solves;
-        #: larger batches are placed greedily
         #: largest batch (tasks a scheduler receives at one instant) the MILP solves;
         #: larger batches are placed greedily
         milp_max_tasks: int = 6
         milp_node_limit: int = 100        # branch-and-bound nodes per batch (the work limit)
         milp_time_limit: float = 30.0     # wall-clock safety limit (s); if it fires, counted
         #: schedulers the workers are split among (unless workers_per_scheduler)
-        #: schedulers the workers are split among (unless workers_per_scheduler)
         n_schedulers: int = 10
         #: schedulers per domain; Algorithm 2 extends a search to the domain's workers
-        #: schedulers per domain; Algorithm 2 extends a search to the domain's workers
         domain_size: int = 5
-        #: workers per scheduler, which sets the number of schedulers; None: split the
-        #: workers among n_schedulers
         #: workers per scheduler, which sets the number of schedulers; None: split the
         #: workers among n_schedulers
         workers_per_scheduler: int | None = None
         #: split workers and schedulers into cpu-rich and memory-rich categories, each
         #: job going to a scheduler of its own (Algorithm 1); False: one category
-        #: split workers and schedulers into cpu-rich and memory-rich categories, each
-        #: job going to a scheduler of its own (Algorithm 1); False: one category
         categories: bool = True
-        #: period (s) of the gossip rounds that spread scheduler loads between domains
         #: period (s) of the gossip rounds that spread scheduler loads between domains
         gossip_period: float = 0.1
         latency: float = 0.001        # scheduler -> worker message latency (s)
