@@ -4,8 +4,8 @@ The parent checks, the Workload CSR arrays, the critical path and the TPC-H dura
 are compared with their references in src (``check_parents_reference``,
 ``edges_reference``, ``critical_path_reference``, ``durations_reference``) through
 :func:`schedlab.testing.same_decisions.assert_same_function`, error message for error
-message. The DRS DAG draws and job table, the Google task table and the attempts frame are
-compared with references written task by task here, bit for bit.
+message. The DRS job table, the Google task table and the attempts frame are compared
+with tables built row by row or by pandas here, bit for bit (their draws: ``test_draws.py``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedlab
-from schedlab import draws
 from schedlab.errors import InputError
 from schedlab.metrics import records
 from schedlab.papers.drs import workloads as dw
@@ -33,26 +32,14 @@ from schedlab.workload.traces import tpch
 
 
 # ------------------------------------------------------------------ references
-def ref_dag_parents(m: int, rng: np.random.Generator) -> list[list[int]]:
-    """The DRS DAG with numpy's own ``integers`` and ``choice``."""
-    n_lev = min(int(rng.integers(2, 5)), m)
-    cuts = np.sort(rng.choice(np.arange(1, m), n_lev - 1, replace=False)) if n_lev > 1 else []
-    levels = np.split(np.arange(m), cuts)
-    parents: list[list[int]] = [[] for _ in range(m)]
-    for above, here in zip(levels[:-1], levels[1:]):
-        for t in here:
-            k = int(min(len(above), rng.integers(1, 3)))
-            parents[t] = sorted(int(x) for x in rng.choice(above, k, replace=False))
-    return parents
-
-
 def ref_drs_jobs(a: int, m: int, *, rate: float, seed: int, sizes: str,
                  size_scale: float) -> pd.DataFrame:
-    """drs_jobs row by row, as a list of tuples."""
+    """drs_jobs row by row, as a list of tuples (the DAGs drawn through numpy's own
+    methods, ``_NumpyDraws``)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, a, m, int(rate * 1000), 7]))
     rows = []
     for j in range(a):
-        parents = ref_dag_parents(m, rng)
+        parents = dw._dag_parents(m, dw._NumpyDraws(rng))
         dur = (rng.choice([0.1, 0.4], m) if sizes == "bimodal"
                else 0.1 * np.exp(0.6 * rng.standard_normal(m))) * size_scale
         if j % 2 == 0:
@@ -167,52 +154,19 @@ def test_critical_path_of_a_long_chain_and_of_tasks_without_parents():
     assert same_array(flat.critical_path(), critical_path_reference(flat))
 
 
-# ------------------------------------------------------------------ DRS draws and jobs
-@settings(max_examples=200, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.lists(st.tuples(st.integers(1, 60), st.integers(1, 4)),
-                                            min_size=1, max_size=30))
-def test_bounded_draws_are_numpys(seed, calls):
-    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-    fast = dw._Draws(a)
-    for n, k in calls:
-        k = min(k, n)
-        assert fast.upto(n - 1) == int(b.integers(0, n))
-        assert fast.sample(n, k) == [int(x) for x in b.choice(n, k, replace=False)]
-        assert a.standard_normal() == b.standard_normal()       # the 32-bit buffer too
-    assert a.bit_generator.state == b.bit_generator.state
-
-
-def test_bounded_draws_leave_large_populations_to_numpy():
-    a, b = np.random.default_rng(8), np.random.default_rng(8)
-    assert dw._Draws(a).sample(20000, 3) == [int(x) for x in b.choice(20000, 3, replace=False)]
-    assert a.bit_generator.state == b.bit_generator.state
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 25))
-def test_dag_parents_match_numpy_methods(seed, m):
-    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-    assert dw._dag_parents(m, a) == ref_dag_parents(m, b)
-    assert a.bit_generator.state == b.bit_generator.state
-
-
+# ------------------------------------------------------------------ DRS jobs
 @pytest.mark.parametrize("a,m,rate,sizes,scale", [(12, 15, 50.0, "lognormal", 1.0),
                                                    (9, 20, 5.0, "bimodal", 1.0),
                                                    (7, 3, 5, "lognormal", 2.5),
                                                    (5, 1, 1.0, "lognormal", 1.0),
                                                    (6, 2, 2.0, "bimodal", 0.3)])
-def test_drs_jobs_match_the_row_by_row_table(a, m, rate, sizes, scale, monkeypatch):
+def test_drs_jobs_match_the_row_by_row_table(a, m, rate, sizes, scale):
+    """The job table built column-wise (draws through ``schedlab.draws``, proved equal to
+    numpy's in ``test_draws.py``) is the table built row by row."""
     ref = ref_drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
     got = dw.drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
     pd.testing.assert_frame_equal(got, ref, check_exact=True)
     assert got.dtypes.to_dict() == ref.dtypes.to_dict()
-    monkeypatch.setattr(draws, "_FAST_DRAWS_MATCH", False)  # numpy's own methods
-    slow = dw.drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
-    pd.testing.assert_frame_equal(slow, ref, check_exact=True)
-
-
-def test_fast_draws_are_used_on_this_numpy():
-    assert draws.fast_draws_match()
 
 
 # ------------------------------------------------------------------ TPC-H duration checks
@@ -305,14 +259,28 @@ def ref_google_task_table(ev: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2 * 10**9), st.integers(0, 3), st.integers(0, 3),
-                          st.integers(0, 8), st.integers(0, 11),
-                          st.one_of(st.just(float("nan")), st.floats(0, 1))),
-                min_size=1, max_size=60))
-def test_google_task_table_matches_pandas_groupby(events):
+def _table(frame: pd.DataFrame) -> tuple:
+    """A frame as plain values the harness compares exactly: columns, dtypes, arrays."""
+    return (list(frame.columns), [str(t) for t in frame.dtypes],
+            [frame[c].to_numpy() for c in frame.columns], frame.index.tolist())
+
+
+_TASK_EVENTS = ["time", "job_id", "task_index", "event_type", "priority", "mem"]
+
+
+def _events(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=_TASK_EVENTS).astype({"event_type": np.int8,
+                                                            "priority": np.int8})
+
+
+def test_google_task_table_matches_pandas_groupby():
     from schedlab.papers.hybrid.workloads import _google_task_table
-    ev = pd.DataFrame(events, columns=["time", "job_id", "task_index", "event_type", "priority",
-                                       "mem"]).astype({"event_type": np.int8, "priority": np.int8})
-    got = _google_task_table(*(ev[c].to_numpy() for c in ev.columns))
-    pd.testing.assert_frame_equal(got, ref_google_task_table(ev), check_exact=True)
+    events = st.lists(st.tuples(st.integers(0, 2 * 10**9), st.integers(0, 3), st.integers(0, 3),
+                                st.integers(0, 8), st.integers(0, 11),
+                                st.one_of(st.just(float("nan")), st.floats(0, 1))),
+                      min_size=1, max_size=60)
+    assert_same_function(
+        lambda rows: _table(_google_task_table(*(_events(rows)[c].to_numpy()
+                                                 for c in _TASK_EVENTS))),
+        lambda rows: _table(ref_google_task_table(_events(rows))),
+        events, max_examples=60, prepare=lambda rows: ((rows,), {}))

@@ -4,24 +4,30 @@ of the plain phases of ``algorithms.py``.
 * whole runs (:func:`assert_same_decisions`): each policy against the same policy deciding
   through :func:`~schedlab.papers.hybrid.algorithms.sticky_phase` and
   :func:`~schedlab.papers.hybrid.algorithms.regular_phase`, for every option that changes
-  the decision path, with the compiled scans and with their numpy twins;
+  the decision path, with the scans in use (compiled where numba is). During the fast run
+  the class queue is compared with :func:`~schedlab.papers.hybrid.algorithms.priority_order`
+  of the pending tasks at every decision, and every "no victim" of the victim pre-check is
+  confirmed by the full search over the running groups;
 * random states (:func:`assert_same_function`): the compiled scans and their numpy twins
-  against the plain slot draw, largest room and first-fitting scan;
-* the class queue against :func:`~schedlab.papers.hybrid.algorithms.priority_order`, on
-  random add/drop sequences and at every decision of a bursty run, where every "no victim"
-  of the victim pre-check is also confirmed by the full search over the running groups.
+  against the plain slot draw, largest room and first-fitting scan, and the class queue
+  against :func:`~schedlab.papers.hybrid.algorithms.priority_order` on random add/drop
+  sequences.
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import strategies as st
 
-import schedlab
+from schedlab.cluster.actions import Preempt
 from schedlab.papers.hybrid import _kernels
 from schedlab.papers.hybrid._fast import _ClassQueue
-from schedlab.papers.hybrid.algorithms import TOL, choose_slot, largest_room, priority_order
+from schedlab.papers.hybrid.algorithms import (
+    TOL,
+    choose_slot,
+    largest_room,
+    priority_order,
+)
 from schedlab.papers.hybrid.policy import HybridPolicy
 from schedlab.papers.hybrid.pri import PriorityPolicy
 from schedlab.papers.hybrid.pri_k import PriKPolicy
@@ -43,14 +49,40 @@ def _plain(cls):
     return Plain
 
 
-def _with(cls, kernels):
-    class Fast(cls):
-        name = f"test-fast-{cls.name}"
+class _Checked:
+    """The fast path, checked at every decision: the class queue against
+    :func:`priority_order` of the pending tasks, every "no victim" of the pre-check against
+    the full search over the running groups; the preemptions it asks for, by outcome."""
 
-        def reset(self, cluster, workload, rng):
-            super().reset(cluster, workload, rng)
-            self._kernels = kernels
-    return Fast
+    _verify_victims = True
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self.checked, self.rejected = 0, 0
+        self.outcomes: dict[str, int] = {}
+
+    def decide(self, view):
+        actions = super().decide(view)
+        for a in actions:
+            if isinstance(a, Preempt):
+                self.outcomes[a.outcome] = self.outcomes.get(a.outcome, 0) + 1
+        return actions
+
+    def _sync_queue(self, view, pend):
+        super()._sync_queue(view, pend)
+        order = self._queue.order()
+        listed = order[view.pending[order] > 0]
+        assert np.array_equal(listed, priority_order(pend, self.prio, view.ready_rank)), view.now
+        self.checked += 1
+
+    def _victim_for(self, t, snap, mem_free):
+        g = super()._victim_for(t, snap, mem_free)
+        self.rejected += g < 0
+        return g
+
+
+def _checked(cls):
+    return type(f"Checked{cls.__name__}", (_Checked, cls), {"name": f"test-checked-{cls.name}"})
 
 
 def _sample(mem_factor=1.0):
@@ -59,40 +91,33 @@ def _sample(mem_factor=1.0):
 
 
 CASES = [
-    (PriorityPolicy, {}),
-    (PriorityPolicy, {"slot_choice": "random-machine", "regular_order": "last"}),
-    (PriorityPolicy, {"memory_aware": False}),
-    (PriKPolicy, {"k": 2, "powerful_slots": False}),
-    (HybridPolicy, {"sticky_slots": 10}),
-    (HybridPolicy, {"sticky_slots": 10, "sticky_evicts": True, "slot_choice": "most-free"}),
+    (PriorityPolicy, {}, 1.0),
+    (PriorityPolicy, {"slot_choice": "random-machine", "regular_order": "last"}, 1.0),
+    (PriorityPolicy, {"memory_aware": False}, 1.0),
+    (PriKPolicy, {"k": 2, "powerful_slots": False}, 1.0),
+    # six times the memory use: PRI-k(2) evicts and drops tasks, many free slots fit no task
+    (PriKPolicy, {"k": 2}, 6.0),
+    (HybridPolicy, {"sticky_slots": 10}, 1.0),
+    (HybridPolicy, {"sticky_slots": 10, "sticky_evicts": True, "slot_choice": "most-free"}, 1.0),
 ]
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-@pytest.mark.parametrize("cls, params", CASES)
-def test_fast_path_decides_as_the_plain_phases(cls, params, kernels):
-    frame, cluster = _sample()
+@pytest.mark.parametrize("cls, params, mem_factor", CASES)
+def test_fast_path_decides_as_the_plain_phases(cls, params, mem_factor):
+    frame, cluster = _sample(mem_factor)
     if params.get("memory_aware") is False:
         # memory-blind placement on this cluster makes a long kill/re-place cascade:
         # the first 20 minutes of it
         frame = frame[frame["submit_time"] < 1200.0]
-    n = assert_same_decisions(_with(cls, kernels)(**params), _plain(cls)(**params), frame,
-                              cluster, seed=0, config={"record_levels": False},
-                              min_decisions=1000)
-    assert n > 1000
-
-
-def test_fast_path_decides_as_the_plain_phases_with_tight_memory():
-    """With six times the memory use, PRI-k(2) evicts and drops tasks, and many free slots
-    fit no task: the fast path still decides as the plain phases."""
-    frame, cluster = _sample(mem_factor=6.0)
-    res = schedlab.simulate(frame, cluster, PriKPolicy(k=2), seed=0,
-                            config={"record_levels": False})
-    outcomes = pd.Series(res.attempts["outcome_name"].astype(str)).value_counts()
-    assert outcomes.get("evicted", 0) > 20 and outcomes.get("preempted", 0) > 0
-    n = assert_same_decisions(PriKPolicy(k=2), _plain(PriKPolicy)(k=2), frame, cluster,
-                              seed=0, config={"record_levels": False})
-    assert n > 1000
+    fast = _checked(cls)(**params)
+    n = assert_same_decisions(fast, _plain(cls)(**params), frame, cluster, seed=0,
+                              config={"record_levels": False}, min_decisions=1000)
+    assert n > 1000 and fast.checked > 100
+    if mem_factor > 1.0:
+        assert fast.outcomes.get("evicted", 0) > 20 and fast.outcomes.get("preempted", 0) > 0
+        assert fast.rejected > 100
+    if params.get("sticky_slots") and not params.get("sticky_evicts"):
+        assert fast.rejected > 100
 
 
 # --------------------------------------------------------------------------- the scans
@@ -221,45 +246,3 @@ def _sorted_after(prio, rank, steps):
 
 def test_class_queue_is_the_priority_order_of_the_pending_tasks():
     assert_same_function(_queue_after, _sorted_after, queue_histories(), max_examples=100)
-
-
-class _Checked:
-    """Compare the queue with :func:`priority_order` of the pending tasks at every decision,
-    and confirm every "no victim" of the pre-check with the running groups."""
-
-    _verify_victims = True
-
-    def reset(self, cluster, workload, rng):
-        super().reset(cluster, workload, rng)
-        self.checked, self.rejected = 0, 0
-
-    def _sync_queue(self, view, pend):
-        super()._sync_queue(view, pend)
-        order = self._queue.order()
-        listed = order[view.pending[order] > 0]
-        assert np.array_equal(listed, priority_order(pend, self.prio, view.ready_rank)), view.now
-        self.checked += 1
-
-    def _victim_for(self, t, snap, mem_free):
-        g = super()._victim_for(t, snap, mem_free)
-        self.rejected += g < 0
-        return g
-
-
-class CheckedHybrid(_Checked, HybridPolicy):
-    pass
-
-
-class CheckedPriK(_Checked, PriKPolicy):
-    pass
-
-
-@pytest.mark.parametrize("pol, mem_factor", [(lambda: CheckedHybrid(sticky_slots=10), 1.0),
-                                             (lambda: CheckedPriK(k=2), 6.0)])
-def test_queue_and_victim_pre_check_at_every_decision(pol, mem_factor):
-    frame, cluster = _sample(mem_factor)
-    p = pol()
-    res = schedlab.simulate(frame, cluster, p, seed=0, config={"record_levels": False})
-    assert p.checked > 1000 and p.rejected > 100
-    outcomes = pd.Series(res.attempts["outcome_name"].astype(str)).value_counts()
-    assert outcomes.get("evicted", 0) + outcomes.get("preempted", 0) > 20
