@@ -103,6 +103,8 @@ def load_workload(spec: str | Path, *, seed: int = 0, trace_format: str | None =
     p = Path(s)
     if not p.exists():
         raise InputError("file not found", file=s)
+    if mapping and trace_format is None:
+        trace_format = _trace_format_of(p)
     if trace_format in (None, "canonical") and (mapping or trace_format
                                                or _looks_canonical(p)):
         df = read_workload_table(p, columns=mapping)
@@ -119,6 +121,18 @@ def load_workload(spec: str | Path, *, seed: int = 0, trace_format: str | None =
     bundle = load_trace(p, format=trace_format, lenient=lenient)
     return (Workload.from_frame(bundle.workload, source=s, row_offset=1, validated=True),
             bundle.cluster)
+
+
+def _trace_format_of(p: Path) -> str | None:
+    """The trace format ``p`` is recognised as, or None (a table of the user's own)."""
+    if p.is_dir():
+        return None
+    try:
+        from schedlab.workload.traces.base import detect_format
+        fmt = detect_format(p)
+    except (ImportError, InputError):
+        return None
+    return None if fmt == "canonical" else fmt
 
 
 def _looks_canonical(p: Path) -> bool:
