@@ -52,7 +52,7 @@ def test_one_paper_writes_acceptance(cli, stand_ins, tmp_path):
 def test_all_papers_report_and_exit_code(cli, stand_ins, tmp_path):
     stand_ins(failing=("rose",))
     out = tmp_path / "all"
-    cli("reproduce", "all", "--seeds", 1, "--out", out, "--quick", code=1)   # one check fails
+    cli("reproduce", "all", "--seeds", 1, "--out", out, code=1)   # one check fails (full scale)
     for paper in PAPERS:
         acc = pd.read_csv(out / paper / "acceptance.csv")
         want = "FAIL" if paper == "rose" else "PASS"
