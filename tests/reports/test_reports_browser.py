@@ -13,17 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-CHROMIUM = next((p for p in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                             shutil.which("chromium-browser")) if p and Path(p).exists()), None)
+from scripts.report_screenshots import chromium_path
+
+CHROMIUM = chromium_path()
+
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync", "--hide-scrollbars",
          "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000"]
 WIDTH = 1280
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="headless browser test skipped: Debian's chromium is not installed "
-           "(apt-get install -y chromium; .ci/run installs it where it can)")
+# deselected by tests/reports/conftest.py where no chromium is installed
+pytestmark = pytest.mark.browser
 
 PROBE = """<script>
 window.addEventListener("load", function () {
@@ -70,7 +70,7 @@ def test_report_renders_in_chromium(compare_report, tmp_path):
     _, out = compare_report
     report = out / "report.html"
     attrs, dom = _probe(report, tmp_path)
-    for sec in ("rerun", "summary", "utilization", "cdfs", "jobs", "evictions", "heatmap"):
+    for sec in ("headline", "summary", "utilization", "cdfs", "jobs", "evictions", "heatmap", "rerun"):
         assert f'id="{sec}"' in dom, sec
     assert "images-ok" in attrs, "the probe script did not run"
     n_img = int(attrs["images-total"])

@@ -329,7 +329,7 @@ def plot_ratios(summary: pd.DataFrame, *, metrics: Sequence[str] | None = None
             row = by.loc[(p, m)]
             if not (np.isfinite(row["ratio"]) and row["ratio"] > 0):
                 continue
-            y.append(n - 1 - j + offsets[i])
+            y.append(n - 1 - j - offsets[i])    # the first policy on top
             r.append(float(row["ratio"]))
             ok = np.isfinite(row["ratio_ci_low"]) and np.isfinite(row["ratio_ci_high"])
             lo.append(float(row["ratio_ci_low"]) if ok else r[-1])
@@ -549,7 +549,8 @@ def plot_cdfs(runs: Runs) -> "Figure | NothingToShow":
     extra = "" if n_classes <= shown else f"; the {shown} largest of {n_classes} job classes shown"
     log_note = ("; log x axes where values span decades (the curve starts at the share of "
                 "jobs at or below the left edge, zero waits included)") if logged else ""
-    fig.suptitle(f"CDFs: {seed_note(ds)}{extra}{log_note}", fontsize="medium", wrap=True)
+    note = seed_note(ds) if len(ds) == 1 else seed_note(ds).split(", band")[0]
+    fig.suptitle(f"CDFs: {note}{extra}{log_note}", fontsize="medium", wrap=True)
     return fig
 
 
