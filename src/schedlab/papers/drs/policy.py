@@ -75,7 +75,7 @@ from schedlab.papers.drs.ilp import Instance, SolverTimeLimit, solve_ilp
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
-__all__ = ["DrsPolicy", "SchedulerLayout", "build_layout", "SolverPlanRejected"]
+__all__ = ["DrsPolicy", "SchedulerLayout", "SolverPlanRejected", "build_layout"]
 
 
 class SolverPlanRejected(RuntimeWarning):
@@ -215,7 +215,7 @@ class DrsPolicy(FastPath, Policy):
         if p.fast:
             self._setup_fast(cluster, workload)
         self.book = Book(M, table="never", plain=not p.fast)    # no victim search
-        self.queued_by_job: list[dict[int, list[int]]] = [dict() for _ in range(M)]
+        self.queued_by_job: list[dict[int, list[int]]] = [{} for _ in range(M)]
         self.history = alg.WaitHistory(M, p.ewma)
         self.job_sched: dict[int, int] = {}
         self.size_sum = 0.0         # nominal sizes of the tasks finished so far
