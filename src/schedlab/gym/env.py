@@ -26,7 +26,7 @@ import numpy as np
 from gymnasium import spaces
 
 from schedlab.engine.simulation import Simulation
-from schedlab.gym.observe import TASK_FEATURES, ObservationConfig, Observer, Round
+from schedlab.gym.observe import TASK_FEATURES, ObservationConfig, Observer, RoundBase
 from schedlab.gym.rewards import REWARDS, RewardMeter
 from schedlab.inputs import resolve_cluster, resolve_config, resolve_workload
 from schedlab.policies.base import Policy
@@ -62,7 +62,7 @@ class _HandOff(Policy):
     def __init__(self, observer: Observer) -> None:
         super().__init__()
         self.observer = observer
-        self.round: Round | None = None
+        self.round: RoundBase | None = None
 
     def decide(self, view):
         self.observer.note(view)
@@ -107,6 +107,9 @@ class SchedulingEnv(gymnasium.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    #: the class of the decision points (None: :class:`~schedlab.gym.observe.Round`; the
+    #: tests use :class:`~schedlab.gym.reference.PlainRound`, the reference)
+    round_type: ClassVar[type[RoundBase] | None] = None
 
     def __init__(self, workload: Any = "builtin:google-2011-like",
                  cluster: Any = "builtin:google-2011-like", *, slots: int = 16,
@@ -159,7 +162,7 @@ class SchedulingEnv(gymnasium.Env):
             ws = int(self.np_random.integers(0, 2**31 - 1))
         self.workload_seed = ws
         w = self._workload(ws)
-        self._observer = Observer(self.obs_config, self.cluster, w)
+        self._observer = Observer(self.obs_config, self.cluster, w, round_type=self.round_type)
         self._handoff = _HandOff(self._observer)
         self.simulation = Simulation(w, self.cluster, self._handoff, seed=ws,
                                      config=self.engine_config)
@@ -269,7 +272,7 @@ class SchedulingEnv(gymnasium.Env):
         return rnd.observation()
 
     @property
-    def round(self) -> Round | None:
+    def round(self) -> RoundBase | None:
         """The decision point in progress (its ``actions`` are not applied yet), or None."""
         return None if self._handoff is None else self._handoff.round
 

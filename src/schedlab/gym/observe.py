@@ -61,14 +61,15 @@ if TYPE_CHECKING:
     from schedlab.cluster.view import ClusterView
     from schedlab.workload.job import Workload
 
-__all__ = ["HISTOGRAM_ABOVE", "TASK_FEATURES", "ObservationConfig", "Observer", "Round"]
+__all__ = ["HISTOGRAM_ABOVE", "TASK_FEATURES", "ObservationConfig", "Observer", "Round", "RoundBase"]
 
 TASK_FEATURES = ("cpu", "mem", "instances", "duration", "wait", "job_remaining_work",
                  "priority", "dag_depth")
 #: machine_view="auto" shows histograms above this many machines
 HISTOGRAM_ABOVE = 128
 _F_INSTANCES, _F_WAIT, _F_JOB_WORK = 2, 4, 5
-_SCAN_CHUNK = 256       # waiting tasks fit-tested at a time while filling the window
+_MAX_CHUNK = 4096       # waiting tasks fit-tested at once while filling the window
+_CELLS = 2 ** 16        # (task, machine) pairs per fit test, to bound temporaries
 
 
 class ObservationConfig(PolicyParams):
@@ -102,9 +103,12 @@ class Observer:
     decision, then :meth:`open_round`."""
 
     def __init__(self, config: ObservationConfig, cluster: ClusterSpec,
-                 workload: Workload) -> None:
+                 workload: Workload, *, round_type: type[RoundBase] | None = None) -> None:
         w = workload
         self.config = config
+        #: the class of the rounds opened (default :class:`Round`; the reference is
+        #: :class:`schedlab.gym.reference.PlainRound`)
+        self.round_type = round_type or Round
         self.workload = w
         cap = cluster.capacity
         T, J = w.n_tasks, w.n_jobs
@@ -114,9 +118,9 @@ class Observer:
         self.req_all_pos = (self.req > 0).all(axis=1)
         self.capacity = cap
         cpu_mem = cap[:, [R_CPU, R_MEM]]
-        biggest = np.where(np.isfinite(cpu_mem).any(axis=0),
-                           np.nanmax(np.where(np.isfinite(cpu_mem), cpu_mem, np.nan), axis=0)
-                           if len(cap) else 1.0, np.inf)
+        # the largest finite capacity of cpu and of memory (inf: no machine limits it)
+        biggest = np.array([col[np.isfinite(col)].max() if np.isfinite(col).any() else np.inf
+                            for col in cpu_mem.T])
         biggest = np.where(biggest > 0, biggest, 1.0)
         # free capacity features: column of self.cols holding cpu / mem (-1: unlimited)
         where = {int(c): i for i, c in enumerate(self.cols)}
@@ -180,12 +184,30 @@ class Observer:
         return bool(view.heartbeat_machine is not None or self.last_submit > now
                     or self.last_machine_add > now or view.running_count.any())
 
-    def open_round(self, view: ClusterView) -> Round | None:
+    def open_round(self, view: ClusterView) -> RoundBase | None:
         """The decision point now, or None when no task waits."""
         order = view.pending_tasks()
         if not len(order):
             return None
-        return Round(self, view, order)
+        return self.round_type(self, order, now=view.now, free=view.free(),
+                               pending=view.pending, ready_time=view.ready_time,
+                               can_wait=self.can_wait(view))
+
+    def machines_feature(self, free: np.ndarray) -> np.ndarray:
+        """The ``machines`` field for ``free`` (machines x the columns in ``cols``)."""
+        M = len(free)
+        shares = np.ones((2, M))
+        for i, col in enumerate((self._cpu_col, self._mem_col)):
+            if col >= 0:
+                np.multiply(free[:, col], self._inv_cap[i], out=shares[i])
+        np.clip(shares, 0.0, 1.0, out=shares)
+        if not self.histogram:
+            return shares.T.astype(np.float32)
+        B = self.config.histogram_bins
+        bins = np.minimum((shares * B).astype(np.int64), B - 1)
+        bins[1] += B
+        return (np.bincount(bins.ravel(), minlength=2 * B).reshape(2, B)
+                / max(M, 1)).astype(np.float32)
 
     def empty_observation(self, now: float = 0.0) -> dict[str, np.ndarray]:
         """The observation with no task visible and only "no more now" allowed (the last
@@ -201,114 +223,55 @@ class Observer:
                 "action_mask": mask}
 
 
-class Round:
-    """One decision point: a snapshot of the free capacity and the waiting tasks, the
-    agent's picks so far and the Place actions they made.
+class RoundBase:
+    """What both rounds share: the snapshot (a private copy of the free capacity, kept as
+    fifo keeps it: ``free`` and ``free_eps`` = free + ``FIT_TOLERANCE`` charged by the same
+    amounts, so that every fit test gives fifo's answer), the picks' bookkeeping, and the
+    checks of an action. Subclasses keep ``visible`` and say which visible slots fit."""
 
-    Each visible task keeps a *witness*: the first machine (in index order) where one
-    instance fits, or -1. Free space only shrinks during a round, so machines before the
-    witness never fit again; after a pick only the tasks whose witness lost room are
-    looked at again, from their witness on.
-    """
+    visible: list[int]
 
-    def __init__(self, obs: Observer, view: ClusterView, order: np.ndarray) -> None:
+    def __init__(self, obs: Observer, order: np.ndarray, *, now: float, free: np.ndarray,
+                 pending: np.ndarray, ready_time: np.ndarray, can_wait: bool) -> None:
         self.observer = obs
-        self.view = view
-        self.now = float(view.now)
+        self.now = float(now)
         self.order = order
-        # a private copy of the free capacity, kept as fifo keeps it (free and free + eps
-        # decremented by the same amounts, so that every fit test gives fifo's answer)
-        free = view.free()
-        self.free = np.ascontiguousarray(free[:, obs.cols])
+        self.pending = pending
+        self.ready_time = ready_time
+        self.free = np.ascontiguousarray(free[:, obs.cols], dtype=np.float64)
         self.free_eps = self.free + FIT_TOLERANCE
-        # optimistic pre-filter: a task fits nowhere if a request exceeds every machine's
-        # free space in that resource (free space only shrinks during a round)
-        self._colmax = self.free_eps.max(axis=0) if self.free.size else None
-        self.left: dict[int, int] = {}              # waiting instances after this round's picks
-        self.pending = view.pending
+        self.left: dict[int, int] = {}          # waiting instances after this round's picks
         self.n_waiting_tasks = len(order)
         self._n_waiting_instances: int | None = None
         self._placed = 0
         self.actions: list[Place] = []
-        self.can_wait = obs.can_wait(view)
-        self._fitting = obs.config.queue_view == "fitting"
-        self.visible: list[int] = []
-        self.witness: list[int] = []
-        self._cursor = 0
-        self._fill()
-
-    # -- fit tests (fifo's: (free + eps) / request >= 1 on every requested resource) -----
-    def _witnesses(self, tasks: np.ndarray, start: int = 0) -> np.ndarray:
-        """For each task, the first machine from ``start`` where one instance fits, or -1."""
-        obs = self.observer
-        if not len(tasks):
-            return np.zeros(0, dtype=np.int64)
-        if not len(obs.cols) or not len(self.free):
-            return np.full(len(tasks), 0 if len(self.free) else -1, dtype=np.int64)
-        req = obs.req[tasks][:, None, :]
-        free_eps = self.free_eps[None, start:, :]
-        if obs.req_all_pos[tasks].all():
-            ok = (free_eps / req).min(axis=2) >= 1.0
-        else:                       # a resource not requested never limits (nan is skipped)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(req > 0, free_eps / req, np.nan)
-            best = np.fmin.reduce(ratio, axis=2)
-            ok = (best >= 1.0) | np.isnan(best)
-        return np.where(ok.any(axis=1), ok.argmax(axis=1) + start, -1)
+        self.can_wait = bool(can_wait)
 
     def _left(self, t: int) -> int:
         n = self.left.get(t)
         return int(self.pending[t]) if n is None else n
 
-    def _fill(self) -> None:
-        """Take more waiting tasks, in order of readiness, up to K visible."""
-        K = self.observer.config.slots
-        order, n = self.order, len(self.order)
-        req = self.observer.req
-        while len(self.visible) < K and self._cursor < n:
-            lo = self._cursor
-            if self._fitting:
-                hi = min(n, lo + _SCAN_CHUNK)
-                chunk = order[lo:hi]
-                if self._colmax is not None and len(self.observer.cols):
-                    chunk = chunk[(req[chunk] <= self._colmax).all(axis=1)]
-                wit = self._witnesses(chunk)
-                keep = wit >= 0
-                chunk, wit = chunk[keep], wit[keep]
-                room = K - len(self.visible)
-                if len(chunk) > room:          # the rest is looked at again next time
-                    chunk, wit = chunk[:room], wit[:room]
-                    hi = lo + int(np.flatnonzero(order[lo:hi] == chunk[-1])[0]) + 1
-                self._cursor = hi
-                self.visible.extend(chunk.tolist())
-                self.witness.extend(wit.tolist())
-            else:
-                hi = min(n, lo + K - len(self.visible))
-                self._cursor = hi
-                chunk = np.array([t for t in order[lo:hi].tolist() if self._left(t) > 0],
-                                 dtype=np.int64)
-                self.visible.extend(chunk.tolist())
-                self.witness.extend(self._witnesses(chunk).tolist())
-
-    @property
-    def exhausted(self) -> bool:
-        """No visible task can be picked: the round ends."""
-        return not self.visible if self._fitting else max(self.witness, default=-1) < 0
-
-    def mask(self) -> np.ndarray:
-        K = self.observer.config.slots
-        m = np.zeros(K + 1, dtype=np.int8)
-        n = len(self.witness)
-        if n:
-            m[:n] = np.asarray(self.witness) >= 0
-        m[K] = self.may_wait
-        return m
+    def _record(self, t: int, n_before: int, n_after: int, new: list[Place]) -> None:
+        self._placed += n_before - n_after
+        self.left[t] = n_after
+        if n_after == 0:
+            self.n_waiting_tasks -= 1
+        self.actions.extend(new)
 
     @property
     def may_wait(self) -> bool:
         """Whether "no more now" is allowed: waiting lets something happen (work this
         round placed will run, at least)."""
         return self.can_wait or bool(self.actions)
+
+    @property
+    def n_waiting_instances(self) -> int:
+        if self._n_waiting_instances is None:
+            self._n_waiting_instances = int(self.pending[self.order].sum())
+        return self._n_waiting_instances - self._placed
+
+    def slot_fits(self, slot: int) -> bool:
+        raise NotImplementedError
 
     def check(self, action: Any) -> int:
         """The action as an int, or a ValueError saying why it is not allowed."""
@@ -331,10 +294,138 @@ class Round:
         if a >= len(self.visible):
             msg = f"action {a} is masked: slot {a} is empty ({len(self.visible)} tasks visible)"
             raise ValueError(msg)
-        if self.witness[a] < 0:
+        if not self.slot_fits(a):
             msg = f"action {a} is masked: the task in slot {a} fits on no machine now"
             raise ValueError(msg)
         return a
+
+
+class Round(RoundBase):
+    """One decision point: a snapshot of the free capacity and the waiting tasks, the
+    agent's picks so far and the Place actions they made. It takes the decisions of
+    :class:`~schedlab.gym.reference.PlainRound` (the reference: every fit test over every
+    machine), found with less work:
+
+    - *Candidate machines.* A task that fits on a machine fits on any machine with at
+      least as much free space in every resource (the fit test ``(free + eps) / request
+      >= 1`` only grows with ``free``), so "fits somewhere" is tested against the machines
+      no other machine dominates (on two resources, the Pareto frontier: a sort), not
+      against all of them. Free space only shrinks during a round, so the candidates
+      change only when a pick takes room on one of them; then they are found again, and
+      the visible tasks are tested again.
+    - *One pass over the queue per round.* The visible window is filled in order of
+      readiness from a cursor; a task passed over fits nowhere and never will during the
+      round, so it is never looked at again. Chunks of the queue are tested at once,
+      growing while nothing fits.
+    - Placement and observation touch only the picked task's row and the K visible rows.
+    """
+
+    def __init__(self, obs: Observer, order: np.ndarray, **snapshot: Any) -> None:
+        super().__init__(obs, order, **snapshot)
+        self._fitting = obs.config.queue_view == "fitting"
+        self._first_fit = obs.config.placement == "first-fit"
+        self.visible: list[int] = []
+        self._fits: list[bool] = []             # per visible slot
+        self._cursor = 0
+        self._cand: np.ndarray | None = None    # (k, F) free_eps of the candidate machines
+        self._cand_set: set[int] = set()
+        self._no_machine = not len(self.free)
+        self._fill()
+
+    # -- fit tests (fifo's: (free + eps) / request >= 1 on every requested resource) -----
+    def _candidates(self) -> np.ndarray:
+        """free_eps of the machines no other machine dominates, as (k, F) (one machine
+        of each group of equal rows)."""
+        if self._cand is None:
+            fe = self.free_eps
+            M, k = fe.shape
+            if k == 1:
+                idx = np.array([int(fe[:, 0].argmax())])
+            elif k == 2:
+                a, b = fe[:, 0], fe[:, 1]
+                by_a = np.argsort(-a, kind="stable")
+                bs = b[by_a]
+                # kept: more b than every machine with at least as much a before it
+                keep = np.empty(M, dtype=bool)
+                keep[0] = True
+                np.greater(bs[1:], np.maximum.accumulate(bs[:-1]), out=keep[1:])
+                idx = by_a[keep]
+            else:                                # superset: one machine per distinct row
+                idx = np.unique(fe, axis=0, return_index=True)[1]
+            self._cand = np.ascontiguousarray(fe[idx].T)
+            self._cand_set = set(idx.tolist())
+        return self._cand
+
+    def _fits_somewhere(self, tasks: np.ndarray) -> np.ndarray:
+        """For each task, whether one instance fits on some machine now."""
+        n = len(tasks)
+        if self._no_machine:
+            return np.zeros(n, dtype=bool)
+        obs = self.observer
+        k = len(obs.cols)
+        if not k or not n:
+            return np.ones(n, dtype=bool)
+        cand = self._candidates()
+        F = cand.shape[1]
+        req = obs.req[tasks]
+        all_pos = bool(obs.req_all_pos[tasks].all())
+        step = max(1, _CELLS // F)
+        out = np.empty(n, dtype=bool)
+        for lo in range(0, n, step):
+            r = req[lo:lo + step]
+            ok = None
+            for c in range(k):
+                rc = r[:, c:c + 1]
+                if all_pos:
+                    col = cand[c] / rc >= 1.0
+                else:
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        col = (cand[c] / rc >= 1.0) | (rc <= 0)
+                ok = col if ok is None else ok & col
+            out[lo:lo + step] = ok.any(axis=1)
+        return out
+
+    def _fill(self) -> None:
+        """Take more waiting tasks, in order of readiness, up to K visible."""
+        K = self.observer.config.slots
+        order, n = self.order, len(self.order)
+        size = 2 * K
+        while len(self.visible) < K and self._cursor < n:
+            lo = self._cursor
+            room = K - len(self.visible)
+            if self._fitting:
+                # every task past the cursor is untouched (left = pending > 0)
+                hi = min(n, lo + size)
+                chunk = order[lo:hi]
+                hit = np.flatnonzero(self._fits_somewhere(chunk))
+                if len(hit) > room:          # the rest is looked at again next time
+                    hit = hit[:room]
+                    hi = lo + int(hit[-1]) + 1
+                self._cursor = hi
+                self.visible.extend(chunk[hit].tolist())
+                self._fits.extend([True] * len(hit))
+                size = min(4 * size, _MAX_CHUNK)
+            else:
+                hi = min(n, lo + room)
+                chunk = order[lo:hi]
+                self._cursor = hi
+                self.visible.extend(chunk.tolist())
+                self._fits.extend(self._fits_somewhere(chunk).tolist())
+
+    @property
+    def exhausted(self) -> bool:
+        """No visible task can be picked: the round ends."""
+        return not self.visible if self._fitting else not any(self._fits)
+
+    def slot_fits(self, slot: int) -> bool:
+        return self._fits[slot]
+
+    def mask(self) -> np.ndarray:
+        K = self.observer.config.slots
+        m = np.zeros(K + 1, dtype=np.int8)
+        m[:len(self._fits)] = self._fits
+        m[K] = self.may_wait
+        return m
 
     # -- a pick ----------------------------------------------------------------------------
     def pick(self, slot: int) -> list[Place]:
@@ -342,65 +433,57 @@ class Round:
         rule's machines in order); return the new actions."""
         obs = self.observer
         t = self.visible[slot]
-        w = self.witness[slot]
-        n = self._left(t)
+        n0 = n = self._left(t)
         req = obs.req[t]
-        first_fit = obs.config.placement == "first-fit"
-        lo = w if first_fit else 0           # first-fit: no machine before the witness fits
-        free_eps = self.free_eps[lo:]
+        free_eps = self.free_eps
         if obs.req_all_pos[t]:
-            counts = np.floor((free_eps / req).min(axis=1))
+            if len(req) == 2:
+                counts = np.floor(np.minimum(free_eps[:, 0] / req[0], free_eps[:, 1] / req[1]))
+            else:
+                counts = np.floor((free_eps / req).min(axis=1))
         elif (req > 0).any():
             pos = req > 0
             counts = np.floor((free_eps[:, pos] / req[pos]).min(axis=1))
         else:
             counts = np.full(len(free_eps), float(n))
-        if first_fit:
-            chosen = [(w, n)] if counts[0] >= n else [(m + lo, k) for m, k in spread(counts, n)]
+        if self._first_fit:
+            chosen = spread(counts, n)
         else:
             order = machine_order(obs.config.placement, self.free, obs.capacity[:, obs.cols],
                                   req, np.random.default_rng(0))
             chosen = spread(counts, n, order)
         new = []
-        touched = set()
+        stale = False
         for m, k in chosen:
             used = req * k
             self.free[m] -= used
-            self.free_eps[m] -= used
+            free_eps[m] -= used
             n -= k
-            touched.add(m)
+            stale = stale or m in self._cand_set
             new.append(Place(t, m, k))
-        self._placed += self._left(t) - n
-        self.left[t] = n
-        if n == 0:
-            self.n_waiting_tasks -= 1
-        self.actions.extend(new)
+        self._record(t, n0, n, new)
         # the picked task fits nowhere now (all placed, or every machine is full for it)
-        self.witness[slot] = -1
-        stale = [i for i, m in enumerate(self.witness) if m in touched]
-        if stale:
-            idx = np.asarray([self.visible[i] for i in stale], dtype=np.int64)
-            # from the earliest stale witness on: machines before it fit none of them
-            again = self._witnesses(idx, min(self.witness[i] for i in stale))
-            for i, m in zip(stale, again.tolist()):
-                self.witness[i] = m
+        self._fits[slot] = False
+        if stale:          # room went from a candidate machine: test the window again
+            self._cand = None
+            if self.visible:
+                self._fits = self._fits_somewhere(
+                    np.asarray(self.visible, dtype=np.int64)).tolist()
+                self._fits[slot] = False
         if self._fitting:
-            keep = [i for i, m in enumerate(self.witness) if m >= 0]
-            self.visible = [self.visible[i] for i in keep]
-            self.witness = [self.witness[i] for i in keep]
+            if stale:
+                keep = [i for i, f in enumerate(self._fits) if f]
+                self.visible = [self.visible[i] for i in keep]
+                self._fits = [True] * len(keep)
+            else:          # nothing else changed: only the picked task leaves
+                del self.visible[slot], self._fits[slot]
             self._fill()
         elif n == 0:
-            del self.visible[slot], self.witness[slot]
+            del self.visible[slot], self._fits[slot]
             self._fill()
         return new
 
     # -- the observation -------------------------------------------------------------------
-    @property
-    def n_waiting_instances(self) -> int:
-        if self._n_waiting_instances is None:
-            self._n_waiting_instances = int(self.pending[self.order].sum())
-        return self._n_waiting_instances - self._placed
-
     def observation(self) -> dict[str, np.ndarray]:
         obs = self.observer
         K = obs.config.slots
@@ -409,31 +492,17 @@ class Round:
             vis = np.asarray(self.visible, dtype=np.int64)
             n = len(vis)
             tasks[:n] = obs.static[vis]
-            tasks[:n, _F_INSTANCES] = [self._left(t) for t in self.visible]
-            tasks[:n, _F_WAIT] = self.now - self.view.ready_time[vis]
+            left = self.left
+            tasks[:n, _F_INSTANCES] = (self.pending[vis] if not left else
+                                       [self._left(t) for t in self.visible])
+            tasks[:n, _F_WAIT] = self.now - self.ready_time[vis]
             tasks[:n, _F_JOB_WORK] = obs.job_left_work[obs.job[vis]]
         queue = np.array([self.n_waiting_tasks, self.n_waiting_instances,
                           obs.jobs_in_system(self.now)], dtype=np.float32)
-        return {"tasks": tasks, "machines": self._machines(),
+        return {"tasks": tasks, "machines": obs.machines_feature(self.free),
                 "queue": queue,
                 "time": np.array([self.now - obs.first_submit], dtype=np.float32),
                 "action_mask": self.mask()}
-
-    def _machines(self) -> np.ndarray:
-        obs = self.observer
-        M = len(self.free)
-        shares = np.ones((2, M))
-        for i, col in enumerate((obs._cpu_col, obs._mem_col)):
-            if col >= 0:
-                np.multiply(self.free[:, col], obs._inv_cap[i], out=shares[i])
-        np.clip(shares, 0.0, 1.0, out=shares)
-        if not obs.histogram:
-            return shares.T.astype(np.float32)
-        B = obs.config.histogram_bins
-        bins = np.minimum((shares * B).astype(np.int64), B - 1)
-        bins[1] += B
-        return (np.bincount(bins.ravel(), minlength=2 * B).reshape(2, B)
-                / max(M, 1)).astype(np.float32)
 
 
 def _dag_depth(w: Workload) -> np.ndarray:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from schedlab.errors import InputError
-from schedlab.gym.observe import ObservationConfig, Observer
+from schedlab.gym.observe import ObservationConfig, Observer, RoundBase
 from schedlab.policies.base import Policy, PolicyParams
 
 __all__ = ["AgentPolicy", "as_policy", "load_agent"]
@@ -47,6 +47,9 @@ class AgentPolicy(Policy):
     agent: Agent
     #: parameters fixed by as_policy (a call's own parameters override them)
     defaults: ClassVar[dict[str, Any]] = {}
+    #: the class of the decision points (None: :class:`~schedlab.gym.observe.Round`; the
+    #: tests use :class:`~schedlab.gym.reference.PlainRound`, the reference)
+    round_type: ClassVar[type[RoundBase] | None] = None
 
     def __init__(self, params: PolicyParams | dict[str, Any] | None = None, **kwargs: Any) -> None:
         if isinstance(params, PolicyParams):
@@ -56,7 +59,7 @@ class AgentPolicy(Policy):
 
     def reset(self, cluster, workload, rng) -> None:
         super().reset(cluster, workload, rng)
-        self.observer = Observer(self.params, cluster, workload)
+        self.observer = Observer(self.params, cluster, workload, round_type=self.round_type)
 
     def act(self, observation: dict[str, np.ndarray]) -> Any:
         """The agent's action for one observation (override to use ``self.rng``)."""
