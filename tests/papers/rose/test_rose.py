@@ -489,16 +489,23 @@ def test_backlog_ticks_cover_the_pending_time_of_b0():
 @pytest.mark.slow
 def test_reproduce_quick_fills_every_section(tmp_path):
     from schedlab.reproduce.report import write_outputs
-    from schedlab.papers.rose.reproduce import REGIME_LOADS, REGIME_SPREADS, reproduce
+    from schedlab.papers.rose.reproduce import REGIME_K_D, REGIME_LOADS, reproduce
     res = reproduce(seeds=1, out=tmp_path, quick=True, verbose=False)
     assert [c.id for c in res.checks] == [f"R{i}" for i in range(1, 9)]
     assert res.scale == "quick"
-    assert set(res.calibration["knob"]) == {"cpu_scale", "preload_usage"}
+    assert set(res.calibration["knob"]) == {"cpu_scale", "arrival_span, k_d", "v2_cpu_scale",
+                                            "preload_usage"}
+    # C1's five targets on W-ROSE-1 v3, each a row
+    assert sum(res.calibration["metric"].str.match(r"\([a-e]\)")) == 5
     assert set(res.tuning["parameter"]) == {"default", "mL", "d", "Q_max", "T_to"}
     reg = res.regime_maps["rose"]
-    assert len(reg) == len(REGIME_SPREADS) * len(REGIME_LOADS)
-    assert {"regime_map_cpu_ratio", "regime_map_placement_gap"} <= set(res.figures)
-    assert set(res.variants["variant"]) == {"Alibaba 2018 usage", "no unhealthy machines"}
+    assert len(reg) == len(REGIME_K_D) * len(REGIME_LOADS)
+    # a shorter arrival span (higher load) leaves B0 a larger reachable cut at every k_d
+    for _, g in reg.groupby("k_d_factor"):
+        assert g.sort_values("load")["reachable_cut"].is_monotonic_increasing
+    assert {"regime_map_cpu_ratio", "regime_map_makespan"} <= set(res.figures)
+    assert set(res.variants["variant"]) == {"W-ROSE-1-v2", "Alibaba 2018 usage",
+                                            "no unhealthy machines"}
     assert "B2-instant" in set(res.tables["ablation_and_rho_max"]["policy"])
     assert set(res.meta["stage_seconds"]) == {"acceptance", "whole"}
     written = {p.name for p in write_outputs(res, tmp_path)}

@@ -56,6 +56,7 @@ from pydantic import Field
 
 from schedlab.cluster.actions import Enqueue
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.cluster.spec import R_CPU, R_MEM
 from schedlab.papers.rose._nm import N_LOAD as _NL
 from schedlab.papers.rose._nm import NodeManagerControl
 from schedlab.papers.rose._nm import load_levels as _load_levels
@@ -67,6 +68,7 @@ from schedlab.policies.base import Policy, PolicyParams
 __all__ = ["LayeredParams", "SpeculativeParams", "LayeredPolicy", "ceil_div"]
 
 _GOLDEN = 0.6180339887498949
+_BOOKED = [R_CPU, R_MEM]          # the resources the RM's books are kept for
 
 
 class LayeredParams(PolicyParams):
@@ -187,6 +189,10 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, PlacementRecords, 
         self._ratio_rows = self._ratio_val.tolist()
         self._ratio_key = -1.0
         self.backlog_ticks: list[tuple[float, bool]] = []
+        # the RM's books (RMPlanned): each node's regular allocation (cpu, mem) as of its
+        # last heartbeat, grants included; ``rm_books`` holds the cluster totals per tick
+        self._books = np.zeros((M, 2))
+        self.rm_books: list[tuple[float, float, float]] = []
         attrs = getattr(cluster, "attrs", None)
         fail = (attrs["spec_fail_prob"].to_numpy(dtype=float)
                 if attrs is not None and "spec_fail_prob" in attrs.columns else np.zeros(M))
@@ -257,6 +263,7 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, PlacementRecords, 
         self._record_backlog(st)
         self.observe(view, st)
         self._rm_round(view, st)
+        self._book(st)
         if self.speculates:
             self._protect(view, st)
             if self.every(self.params.tau_c):
@@ -365,6 +372,17 @@ class LayeredPolicy(ResourceManagerRound, NodeManagerControl, PlacementRecords, 
         if not held and self.upgrades and self.speculates:
             held = bool(st.qm) or any(st.spec_on.values())
         self.backlog_ticks.append((st.now, held))
+
+    def _book(self, st: TickState) -> None:
+        """The RM's books after this tick's round: a heartbeating node's row becomes its
+        regular allocation, grants of this round included, so a container stays on the
+        books until the heartbeat that reports its release."""
+        beats = self._beat_rows[self._k % self._nm_ticks]
+        beats = beats[st.alive[beats]]
+        if len(beats):
+            self._books[beats] = st.cap[beats][:, _BOOKED] - st.free[beats][:, _BOOKED]
+        cpu, mem = self._books.sum(axis=0).tolist()
+        self.rm_books.append((st.now, cpu, mem))
 
     def _am_delay(self, j: int, now: float) -> float:
         p = self.params

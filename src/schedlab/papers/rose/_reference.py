@@ -155,11 +155,13 @@ class Reference:
                 want = int(dem_o[i] + extra[i])
                 k = int(np.floor((f[pos] + EPS) / req[pos]).min()) if pos.any() else want
                 k = min(k, want)
+                # _regular_place takes placed containers off st.free[n] (``f`` is that
+                # row); a promotion in place is booked here
                 got, promoted = self._grant(view, st, n, t, k) if k > 0 else (0, 0)
                 if got:
                     extra[i] -= promoted
                     dem_o[i] -= got - promoted
-                    f -= req * got
+                    f -= req * promoted
                     self.counters["regular_grants"] += got
                 if not got or dem_o[i] + extra[i] <= 0:
                     live[i] = False

@@ -105,13 +105,15 @@ class ResourceManagerRound:
                         if q is None or v < q:
                             q = v
                 k = want if q is None else min(math.floor(q), want)
+                # the grant takes its containers off ``f`` (placements through
+                # _regular_place); a promotion in place is booked here
                 got, promoted = grant(view, st, n, t, k, free_row=f) if k > 0 else (0, 0)
                 if got:
                     if promoted:
                         extra[i] -= promoted
                         xi -= promoted
+                        f[:] = [a - r * promoted for a, r in zip(f, req)]
                     dem_o[i] = left = dem_o.item(i) - (got - promoted)
-                    f[:] = [a - r * got for a, r in zip(f, req)]
                     granted += got
                 if not got or left + xi <= 0:
                     live[i] = False

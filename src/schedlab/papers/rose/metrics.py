@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["utilization_series", "rose_summary", "speculative_shares", "regular_p95_slowdown",
-           "regular_task_times", "backlog_utilization", "placement_mechanism"]
+           "regular_task_times", "backlog_utilization", "placement_mechanism", "rm_books_backlog",
+           "critical_path_bound"]
 
 _RES = ("cpu", "mem", "disk")
 
@@ -67,6 +68,47 @@ def backlog_utilization(result: Any, resources: tuple[str, ...] = ("cpu", "disk"
             return F_at[i] + u[i] * (np.maximum(x, t[0]) - t[i])
         area = float((F(hi) - F(lo)).sum())
         out[name] = area / out["backlog_seconds"] if len(on) else float("nan")
+    return out
+
+
+def rm_books_backlog(result: Any, *, step: float = 5.0, q: float = 0.8) -> dict[str, float]:
+    """The RM's books (RMPlanned) over the run's backlog period (C1 targets (b), (c)).
+
+    ``policy.rm_books`` holds, per tick, the cluster's regular cpu and memory allocation as
+    the RM books it: a container counts until the heartbeat that reports its release.
+    Returns the backlog-period means of booked cpu and memory over capacity
+    (``cpu_booked_backlog``, ``mem_booked_backlog``) and, over samples every ``step``
+    seconds inside the backlog period, the ``q`` quantile of memory used over memory booked
+    (``mem_used_per_booked_p80``; samples with nothing booked are left out)."""
+    p = result.sim.policy
+    books = np.asarray(getattr(p, "rm_books", []), dtype=float).reshape(-1, 3)
+    ticks = np.asarray(getattr(p, "backlog_ticks", []), dtype=float).reshape(-1, 2)
+    out = {"cpu_booked_backlog": float("nan"), "mem_booked_backlog": float("nan"),
+           "mem_used_per_booked_p80": float("nan")}
+    if not len(books) or len(books) != len(ticks):
+        return out
+    held = ticks[:, 1] > 0
+    if not held.any():
+        return out
+    cap = np.asarray(p.cluster.capacity, dtype=float)
+    from schedlab.cluster.spec import R_CPU, R_MEM
+    out["cpu_booked_backlog"] = float(books[held, 1].mean() / cap[:, R_CPU].sum())
+    out["mem_booked_backlog"] = float(books[held, 2].mean() / cap[:, R_MEM].sum())
+    lv = result.levels
+    if not len(lv):
+        return out
+    t = books[:, 0]
+    dt = float(p.params.tick)
+    grid = np.arange(t[0], t[-1] + dt, step)
+    i = np.clip(np.searchsorted(t, grid, side="right") - 1, 0, len(t) - 1)
+    inside = held[i] & (grid < t[i] + dt)
+    lt = lv["time"].to_numpy(dtype=float)
+    j = np.clip(np.searchsorted(lt, grid, side="right") - 1, 0, len(lt) - 1)
+    used = lv["mem_used"].to_numpy(dtype=float)[j]
+    booked = books[i, 2]
+    keep = inside & (booked > 0)
+    if keep.any():
+        out["mem_used_per_booked_p80"] = float(np.quantile(used[keep] / booked[keep], q))
     return out
 
 
@@ -147,7 +189,8 @@ def rose_summary(result: Any) -> dict[str, float]:
         "spec_failures": float(c.get("spec_failures", 0)),
     }
     row.update(placement_mechanism(p))
-    row.update(backlog_utilization(result))
+    row.update(backlog_utilization(result, resources=("cpu", "mem", "disk")))
+    row.update(rm_books_backlog(result))
     return row
 
 

@@ -42,13 +42,16 @@ RHO_SWEEP = (0.5, 0.75, 1.0)
 #: sensitivity (no check): the unguarded sweep's best list length, with which MMF's load
 #: stage keeps every machine (d x mL >= |M|); in the ablation table and the regime map
 LONG_LIST = {"mL": 40}
-#: knobs used when no stored calibration exists
-DEFAULT_KNOBS: dict[str, float] = {"cpu_scale": 1.0, "preload_usage": 0.36}
+#: knobs used when no stored calibration exists: W-ROSE-1 v3's arrival span, task-length
+#: factor k_d and CPU usage scale, W-ROSE-1-v2's CPU usage scale, W-ROSE-2's pre-load usage
+DEFAULT_KNOBS: dict[str, float] = {"arrival_span": 600.0, "k_d": 1.0, "cpu_scale": 1.0,
+                                   "v2_cpu_scale": 1.0, "preload_usage": 0.36}
 MQL = (5, 10, 20)
-#: regime map axes: usage-ratio spread x load (= 600 s / arrival span)
-REGIME_SPREADS = ("constant", "pairs", "pairs+time")
+#: C4 regime map around the calibrated W-ROSE-1 v3 point: task length (k_d times these) x
+#: load (the arrival span divided by these)
+REGIME_K_D = (0.5, 1.0, 2.0, 4.0)
 REGIME_LOADS = (0.5, 1.0, 2.0)
-REGIME_SEEDS = 1
+REGIME_SEEDS = 3
 #: budget (10 min, about 1,000 CPU-s on 2 cores): seeds of the rows no check is computed on
 TUNING_SEEDS = 5            # all 5 calibration seeds
 TABLE_SEEDS = 3             # ablations other than the timeout detector (R7), rho_max sweep,
@@ -61,7 +64,7 @@ VARIANT_SEEDS = 3           # held-back variants (direction: all 3 seeds, the 80
 class RoseJob:
     """One simulation: its repr is the run cache's key, so every input is a field."""
 
-    workload: str                           # "W1" (W-ROSE-1 v2) or "W2" (W-ROSE-2)
+    workload: str                           # "W1" (W-ROSE-1 v3), "W1v2" (W-ROSE-1-v2), "W2"
     seed: int
     policy: str
     params: tuple[tuple[str, Any], ...] = ()
@@ -69,33 +72,37 @@ class RoseJob:
     scale: float = 1.0                       # machines and jobs (quick runs only)
 
 
-#: W-ROSE-1 v2 builder defaults, dropped from job keys so that equal runs share one key
-_W1_DEFAULTS = {"spread": "pairs+time", "arrival_span": 600.0, "usage": "google",
-                "unhealthy_share": 0.05, "disk_heavy": False}
+#: W-ROSE-1 builder defaults (v3 and v2), dropped from job keys so that equal runs share one key
+_W1_DEFAULTS = {"spread": "pairs+time", "usage": "google", "unhealthy_share": 0.05,
+                "disk_heavy": False}
+_DEFAULTS = {"W1": _W1_DEFAULTS, "W1v2": {**_W1_DEFAULTS, "arrival_span": 600.0}, "W2": {}}
 
 
 def _job(workload: str, seed: int, policy: str, params: dict[str, Any] | None = None,
          wl: dict[str, Any] | None = None, scale: float = 1.0) -> RoseJob:
-    wl = {k: v for k, v in (wl or {}).items()
-          if not (workload == "W1" and k in _W1_DEFAULTS and _W1_DEFAULTS[k] == v)}
+    dflt = _DEFAULTS[workload]
+    wl = {k: v for k, v in (wl or {}).items() if not (k in dflt and dflt[k] == v)}
     return RoseJob(workload, int(seed), policy, tuple(sorted((params or {}).items())),
                    tuple(sorted(wl.items())), scale)
 
 
 @lru_cache(maxsize=32)
 def _workload(kind: str, seed: int, wl: tuple[tuple[str, Any], ...], scale: float):
-    from schedlab.papers.rose.workloads import w_rose_1_v2, w_rose_2
+    from schedlab.papers.rose.workloads import w_rose_1_v2, w_rose_1_v3, w_rose_2
     kw = dict(wl)
+    size = {"n_machines": max(5, round(100 * scale)), "n_jobs": max(5, round(300 * scale))}
     if kind == "W1":
-        return w_rose_1_v2(seed, n_machines=max(5, round(100 * scale)),
-                           n_jobs=max(5, round(300 * scale)), **kw)
-    return w_rose_2(seed, n_machines=max(5, round(100 * scale)), **kw)
+        return w_rose_1_v3(seed, **size, **kw)
+    if kind == "W1v2":
+        return w_rose_1_v2(seed, **size, **kw)
+    return w_rose_2(seed, n_machines=size["n_machines"], **kw)
 
 
 def run_rose_job(job: RoseJob) -> dict[str, Any]:
     """Run one job; a row of metrics (module-level so that the process pool can pickle it)."""
     import schedlab
     from schedlab.papers.rose.metrics import (
+        critical_path_bound,
         regular_p95_slowdown,
         rose_summary,
         speculative_shares,
@@ -108,6 +115,8 @@ def run_rose_job(job: RoseJob) -> dict[str, Any]:
     row["T_to"] = float(getattr(res.sim.policy.params, "T_to", float("nan")))
     if job.workload == "W2":
         row.update({f"share_{k}": v for k, v in speculative_shares(res.sim.policy).items()})
+    else:
+        row["cp_bound"] = critical_path_bound(wl)
     row["cpu_seconds"] = time.process_time() - t0
     return row
 

@@ -1,5 +1,6 @@
-"""Workloads of the ROSE acceptance checks (docs/papers/rose.md): W-ROSE-1, its disk-heavy and
-real-usage variants, and W-ROSE-2.
+"""Workloads of the ROSE acceptance checks (docs/papers/rose.md): W-ROSE-1 v3 (the default:
+second-long tasks, memory binding), its named variant W-ROSE-1-v2, their disk-heavy and
+real-usage variants, the simpler generator of the tests, and W-ROSE-2.
 
 Every builder returns ``(workload_frame, cluster)`` and is seeded (no global state).
 
@@ -34,8 +35,9 @@ from schedlab.cluster.spec import R_CPU, R_MEM, ClusterSpec, cluster_from_table,
 from schedlab.workload.job import Workload
 from schedlab.workload.table import normalize_workload
 
-__all__ = ["rose_cluster", "rose_cluster_v2", "w_rose_1", "w_rose_1_v2", "w_rose_2",
-           "usage_ratio_pairs", "usage_steps", "UsageModel", "UsageSpread", "MACHINE_CLASSES"]
+__all__ = ["rose_cluster", "rose_cluster_v2", "w_rose_1", "w_rose_1_v2", "w_rose_1_v3", "w_rose_2",
+           "v3_runtimes", "usage_ratio_pairs", "usage_steps", "UsageModel", "UsageSpread",
+           "MACHINE_CLASSES", "V3_RUNTIME", "V3_REQUEST", "K_D_RANGE"]
 
 UsageModel = Literal["synthetic", "google", "alibaba"]
 
@@ -252,6 +254,68 @@ def w_rose_1_v2(seed: int = 0, *, n_machines: int = 100, n_jobs: int = 300,
     else:
         steps = [(np.zeros(1), r[None, :]) for r in ratio]
     src = f"W-ROSE-1v2(seed={seed},usage={usage},spread={spread},cpu_scale={cpu_scale:g})"
+    wl = _with_steps(df, steps, src)
+    return wl, rose_cluster_v2(n_machines, seed, unhealthy_share=unhealthy_share)
+
+
+#: W-ROSE-1 v3 runtimes: log-normal, median 2 s, sigma_ln 0.8, clipped to [0.1, 30] s, all
+#: times k_d (ROSE §I: tasks "which only last sub-second or seconds duration")
+V3_RUNTIME = {"median": 2.0, "sigma_ln": 0.8, "lo": 0.1, "hi": 30.0}
+#: W-ROSE-1 v3 requests: cores U{1, 2}, memory U(6, 14) GB (6.7 GB per core against the
+#: machines' 4: memory binds, as ROSE's RMPlanned memory of 97.1% has it)
+V3_REQUEST = {"cores": (1, 2), "mem_gb": (6.0, 14.0)}
+#: the task-length factor's admissible range
+K_D_RANGE = (0.25, 4.0)
+
+
+def v3_runtimes(n: int, rng: np.random.Generator, k_d: float = 1.0) -> np.ndarray:
+    """``n`` W-ROSE-1 v3 runtimes: k_d x clip(LogNormal(ln 2 s, 0.8), 0.1 s, 30 s). The draw
+    does not depend on ``k_d``, so the same seed at another k_d scales every task alike."""
+    r = V3_RUNTIME
+    return k_d * np.clip(rng.lognormal(np.log(r["median"]), r["sigma_ln"], n), r["lo"], r["hi"])
+
+
+def w_rose_1_v3(seed: int = 0, *, n_machines: int = 100, n_jobs: int = 300,
+                arrival_span: float = 600.0, k_d: float = 1.0, usage: UsageModel = "google",
+                cpu_scale: float = 1.0, spread: UsageSpread = "pairs+time",
+                unhealthy_share: float = 0.05, disk_heavy: bool = False,
+                disk_share: float = 0.3, disk_request: float = 0.1, chunk: int = 10,
+                ratio_floor: float = 0.02):
+    """W-ROSE-1 v3 (docs/papers/rose.md), the default ROSE workload: the job structure,
+    arrivals, usage ratios, machines and unhealthy share of :func:`w_rose_1_v2`, with
+
+    * runtimes of :func:`v3_runtimes` (median 2 s x ``k_d``; the calibration searches
+      ``k_d`` in :data:`K_D_RANGE`, the regime map goes beyond it);
+    * requests of 1 or 2 cores (uniform) and U(6, 14) GB, so that memory binds;
+
+    drawn from their own stream ``(seed, 3)`` (the job structure and the usage ratios are
+    v2's draws of the same seed). ``cpu_scale`` multiplies the CPU usage ratios (capped at
+    1); ``arrival_span``, ``k_d`` and ``cpu_scale`` are the C1 knobs. Returns
+    ``(Workload, ClusterSpec)``."""
+    if not k_d > 0:
+        msg = f"k_d must be positive, got {k_d:g}"
+        raise ValueError(msg)
+    df, _ = w_rose_1(seed, n_machines=n_machines, n_jobs=n_jobs, arrival_span=arrival_span,
+                     usage=usage, disk_heavy=disk_heavy, disk_share=disk_share,
+                     disk_request=disk_request, chunk=chunk, ratio_floor=ratio_floor)
+    ratio = np.column_stack([df["cpu_used"] / df["cpu"], df["mem_used"] / df["mem"]])
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 3]))
+    T = len(df)
+    df["duration"] = v3_runtimes(T, rng, k_d)
+    c_lo, c_hi = V3_REQUEST["cores"]
+    m_lo, m_hi = V3_REQUEST["mem_gb"]
+    df["cpu"] = rng.integers(c_lo, c_hi + 1, T).astype(float)
+    df["mem"] = rng.uniform(m_lo, m_hi, T)
+    ratio[:, 0] = np.minimum(ratio[:, 0] * cpu_scale, 1.0)
+    if spread == "constant":
+        ratio[:] = ratio.mean(axis=0)
+    dur = df["duration"].to_numpy(dtype=float)
+    if spread == "pairs+time":
+        steps = usage_steps(dur, ratio[:, 0], ratio[:, 1], seed)
+    else:
+        steps = [(np.zeros(1), r[None, :]) for r in ratio]
+    src = (f"W-ROSE-1v3(seed={seed},usage={usage},spread={spread},span={arrival_span:g},"
+           f"k_d={k_d:g},cpu_scale={cpu_scale:g})")
     wl = _with_steps(df, steps, src)
     return wl, rose_cluster_v2(n_machines, seed, unhealthy_share=unhealthy_share)
 
