@@ -24,6 +24,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -59,22 +60,45 @@ def pool_context(preload: Sequence[str] = ()) -> mp.context.BaseContext:
 
 @contextmanager
 def launching() -> Iterator[None]:
-    """While processes start: SIGINT blocked (inherited by them) and ``__main__``'s
-    file and spec hidden (so they do not re-run the user's script)."""
+    """While processes start: SIGINT blocked (inherited by them), a Ctrl-C in this
+    process held back until every started process is known (so that it can be stopped),
+    and ``__main__``'s file and spec hidden (so they do not re-run the user's script)."""
     main = sys.modules.get("__main__")
     saved = {a: getattr(main, a) for a in ("__file__", "__spec__") if hasattr(main, a)}
     if main is not None:
         if "__file__" in saved:
             del main.__file__
         main.__spec__ = None
+    # multiprocessing's resource tracker unblocks SIGINT after it starts: start it first
+    from multiprocessing import resource_tracker
+    resource_tracker.ensure_running()
+    held: list[int] = []
+    in_main = threading.current_thread() is threading.main_thread()
+    old_handler = signal.signal(signal.SIGINT, lambda sig, _frame: held.append(sig)) \
+        if in_main else None
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        if in_main:
+            signal.signal(signal.SIGINT, old_handler)
         if main is not None:
             for a, v in saved.items():
                 setattr(main, a, v)
+    if held and callable(old_handler):
+        old_handler(signal.SIGINT, None)          # the Ctrl-C, now that the pool is known
+
+
+def _stop(ex: ProcessPoolExecutor) -> None:
+    """Stop the pool's workers now (they die before this process cleans up the pool's
+    queues, so none prints an error) and drop their work."""
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=2.0)
+    ex.shutdown(wait=False, cancel_futures=True)
 
 
 def run_inline(fn: Callable[[Any], Any], items: Sequence[tuple[int, Any]], on_done: Done,
@@ -97,15 +121,13 @@ def run_pool(fn: Callable[[Any], Any], items: Sequence[tuple[int, Any]], on_done
         return
     n = max(1, min(int(workers), len(items)))
     ctx = pool_context([fn.__module__] if fn.__module__ != "__main__" else [])
-    with launching():
-        ex = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=init_worker,
-                                 initargs=(nice,))
-        try:
-            pending = {ex.submit(fn, arg): i for i, arg in items}
-        except BaseException:
-            ex.shutdown(wait=False, cancel_futures=True)
-            raise
+    ex = None
     try:
+        with launching():        # a Ctrl-C in here is raised once every worker is known
+            ex = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=init_worker,
+                                     initargs=(nice,))
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})   # whatever ran before
+            pending = {ex.submit(fn, arg): i for i, arg in items}
         if alongside is not None:
             alongside()
         while pending:
@@ -125,9 +147,8 @@ def run_pool(fn: Callable[[Any], Any], items: Sequence[tuple[int, Any]], on_done
     except BaseException:
         # Ctrl-C or an error: stop the workers now, drop what they were doing (what
         # finished is already stored)
-        for proc in list((getattr(ex, "_processes", None) or {}).values()):
-            proc.terminate()
-        ex.shutdown(wait=False, cancel_futures=True)
+        if ex is not None:
+            _stop(ex)
         raise
 
 
