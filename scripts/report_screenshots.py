@@ -70,7 +70,7 @@ def _chromium(browser: str, args: list[str], scratch: Path) -> subprocess.Comple
     prof = Path(tempfile.mkdtemp(prefix="profile-", dir=scratch))
     return subprocess.run([browser, *FLAGS, f"--user-data-dir={prof}", *args],
                           capture_output=True, text=True, timeout=180,
-                          env={**os.environ, "HOME": str(scratch)})
+                          env={**os.environ, "HOME": str(scratch)}, check=False)
 
 
 def measure(browser: str, page: Path, scratch: Path) -> dict[str, str]:
@@ -101,7 +101,7 @@ def build_compare(work: Path) -> Path:
     """The README's demo comparison, through the command line, into ``work/compare``."""
     out = work / "compare"
     cmd = [sys.executable, "-m", "schedlab", "compare", *DEMO, "-o", str(out), "--overwrite"]
-    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900)
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
     if r.returncode != 0:
         msg = f"{' '.join(cmd)} exited {r.returncode}:\n{r.stderr[-2000:]}"
         raise RuntimeError(msg)

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -87,30 +87,35 @@ class RunResult:
         :class:`~schedlab.reports.plots.NothingToShow` sentence); see
         :func:`schedlab.reports.plots.plot_utilization`. ``fig.savefig("util.png")`` saves it;
         a notebook shows it."""
-        from schedlab.reports import plots
-        return plots.plot_utilization({self._label: self}, resources)
+        return self._plots().plot_utilization({self._label: self}, resources)
 
     def plot_cdfs(self) -> Any:
         """CDFs of job wait, completion time and slowdown, all jobs and the largest job
         classes; see :func:`schedlab.reports.plots.plot_cdfs`."""
-        from schedlab.reports import plots
-        return plots.plot_cdfs({self._label: self})
+        return self._plots().plot_cdfs({self._label: self})
 
     def plot_job_bars(self, max_jobs: int = 150) -> Any:
         """Per job, in submission order: completion time with its wait part; see
         :func:`schedlab.reports.plots.plot_job_bars`."""
-        from schedlab.reports import plots
-        return plots.plot_job_bars({self._label: self}, max_jobs)
+        return self._plots().plot_job_bars({self._label: self}, max_jobs)
 
     def plot_heatmap(self, resource: str = "cpu", *, used: bool = True) -> Any:
         """Per-machine utilization of ``resource`` over time; see
         :func:`schedlab.reports.plots.plot_heatmap`."""
-        from schedlab.reports import plots
-        return plots.plot_heatmap({self._label: self}, resource, used=used)
+        return self._plots().plot_heatmap({self._label: self}, resource, used=used)
 
     @property
     def _label(self) -> str:
         return str(self.meta.get("policy", "policy"))
+
+    #: The module that draws the figures, named rather than imported (as pandas names its
+    #: plotting backend): the figures live in ``schedlab.reports``, a layer above this one,
+    #: so this module keeps no import of it and runs without matplotlib.
+    plot_backend: ClassVar[str] = "schedlab.reports.plots"
+
+    def _plots(self) -> Any:
+        import importlib
+        return importlib.import_module(self.plot_backend)
 
     def save(self, out: str | Path) -> Path:
         """Write ``summary.json`` (strict JSON: a number that is infinite or undefined, such

@@ -27,7 +27,7 @@ def test_archived_report_opens_with_the_claims_table(paper):
     res = archived_result(EXPECTED / paper)
     page = render_html(f"{paper} reproduction", report_sections(res))
     first = re.search(r'<section id="([^"]+)">', page).group(1)
-    assert first == "claims"
+    assert first == "acceptance"
     head = re.search(r"<table[^>]*><thead><tr>(.*?)</tr>", page).group(1)
     assert [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", head)] == \
         CLAIMS_COLUMNS
@@ -37,10 +37,10 @@ def test_archived_report_opens_with_the_claims_table(paper):
     assert table.count("<tr>") - 1 == len(claims)          # one row per claim, header apart
     for cid in claims["id"]:
         assert f"({cid})" in table
-    tally = f"Of the {len(claims)} claims, {int((claims['verdict'] == 'PASS').sum())} pass"
+    tally = f"claims: {int((claims['verdict'] == 'PASS').sum())} PASS"
     assert tally in _visible(page)
     # everything else is folded away
-    assert "<details>" in page and "Calibration of the baseline" in page
+    assert "<details id=" in page and "Calibration of the baseline" in page
 
 
 def _big_result(tmp_path) -> ReproductionResult:
@@ -64,7 +64,8 @@ def test_details_are_folded_and_long_tables_left_to_csv(tmp_path):
     # the 500-row per-job table is named with its size, not dumped
     assert "spark jobs (500 rows)" in page
     assert page.count("<tr>") < 40 + SHOWN_ROWS
-    assert 'id="details"' in page and page.index('id="claims"') < page.index('id="details"')
+    assert 'id="details"' in page and page.index('id="acceptance"') < page.index('id="details"')
+    assert '<details id="unit-checks">' in page and '<details id="tuning">' in page
 
 
 def test_no_internal_jargon_outside_the_checks_own_words(tmp_path):

@@ -581,6 +581,13 @@ def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[
             f"{n_seeds} seeds with its 95% confidence interval. Left of 1: smaller than {base}. "
             f"A point without a bar has no spread over the seeds: the seeds gave identical "
             f"runs, or there is only one.", cls="note"))
+        agg = summary.attrs.get("summary")
+        if agg is not None and "replication" in agg and \
+                (agg["replication"].astype(str) == "none").all():
+            h.add(paragraph("No replication: the seeds changed neither the workload nor any "
+                            "policy's draws, so every seed gave the same run and no interval "
+                            "can be drawn. For replicates of a fixed trace use --replicates "
+                            "windows:N or bootstrap:N.", cls="note"))
         h.add(image_html(plots.plot_ratios(summary),
                          f"Paired ratio of every metric to {base}, 95% CI"))
         sec.append(h)

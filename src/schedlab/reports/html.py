@@ -71,11 +71,12 @@ class Section:
         return self
 
 
-def details_html(summary: str, *fragments: str, open: bool = False) -> str:
+def details_html(summary: str, *fragments: str, open: bool = False, id: str | None = None) -> str:
     """Fragments folded away under a one-line ``summary`` (a ``<details>`` element: the
-    reader clicks to open it; no script needed)."""
+    reader clicks to open it; no script needed); ``id`` is its anchor."""
     o = " open" if open else ""
-    return f"<details{o}><summary>{html.escape(summary)}</summary>{''.join(fragments)}</details>"
+    a = f' id="{html.escape(id)}"' if id else ""
+    return f"<details{a}{o}><summary>{html.escape(summary)}</summary>{''.join(fragments)}</details>"
 
 
 def paragraph(text: str, *, cls: str | None = None) -> str:

@@ -273,10 +273,11 @@ def _aggregate_of(summary: pd.DataFrame) -> pd.DataFrame:
     if "metric" in summary.columns:
         return summary
     agg = summary.attrs.get("summary")
-    if agg is not None:
-        return agg
-    from schedlab.reports.tables import aggregate
-    return aggregate(summary)
+    if agg is None:
+        msg = ("plot_ratios needs the aggregate table (schedlab.reports.tables.aggregate) or "
+               "the runs table compare() returns, which carries it in .attrs['summary']")
+        raise ValueError(msg)
+    return agg
 
 
 def _ratio_metrics(agg: pd.DataFrame) -> list[str]:
@@ -363,8 +364,13 @@ def plot_ratios(summary: pd.DataFrame, *, metrics: Sequence[str] | None = None
     ax.set_xlabel(xlabel, fontsize="small")
     fig.legend(loc="outside lower center", fontsize="small", ncols=min(4, k), frameon=False)
     n_seeds = int(agg["n_seeds"].max()) if "n_seeds" in agg else 0
-    fig.suptitle(f"Paired ratio to {names[base]}: geometric mean over {n_seeds} seed"
-                 f"{'s' if n_seeds != 1 else ''}, bars: 95% CI", fontsize="medium")
+    if "replication" in agg and (agg["replication"].astype(str) == "none").all():
+        title = (f"Ratio to {names[base]}: the {n_seeds} seeds gave identical runs, so each "
+                 "ratio is one deterministic difference, without a CI")
+    else:
+        title = (f"Paired ratio to {names[base]}: geometric mean over {n_seeds} seed"
+                 f"{'s' if n_seeds != 1 else ''}, bars: 95% CI")
+    fig.suptitle(title, fontsize="medium")
     return fig
 
 

@@ -33,7 +33,7 @@ import pandas as pd
 from schedlab.reports.html import (Section, details_html, image_html, paragraph, table_html,
                                    write_html)
 from schedlab.reproduce.common import KINDS, ReproductionResult
-from schedlab.reproduce.report_md import environment, write_report_md
+from schedlab.reproduce.report_md import environment, tally, write_report_md
 
 __all__ = ["CLAIMS_COLUMNS", "archived_result", "claims_table", "regime_map_figure",
            "report_sections", "write_outputs"]
@@ -133,8 +133,8 @@ def _tally_sentence(acc: pd.DataFrame, kind: str) -> str:
     return f"Of the {n} {_KIND_TITLES.get(kind, kind + 's')}, " + ", ".join(parts)
 
 
-def _fold(title: str, *fragments: str) -> str:
-    return details_html(title, *fragments)
+def _fold(title: str, *fragments: str, id: str) -> str:
+    return details_html(title, *fragments, id=id)
 
 
 def report_sections(res: ReproductionResult, *, prefix: str = "",
@@ -151,10 +151,9 @@ def report_sections(res: ReproductionResult, *, prefix: str = "",
         acc = acc.assign(verdict=acc["result"])
     scale = ("Run at the paper's scale" if res.scale == "full"
              else "Run at a reduced scale (--quick): a smoke test, not acceptance")
-    s = Section(f"{p}claims", "Claims: the paper's results and ours")
+    s = Section(f"{p}acceptance", "Claims: the paper's results and ours")
     wall = f"; {res.wall_seconds:,.0f} s of wall time" if res.wall_seconds else ""
-    s.add(paragraph(" ".join(_tally_sentence(acc, k) + "." for k in KINDS
-                             if (acc["kind"] == k).any()) + f" {scale}{wall}."))
+    s.add(paragraph(f"{tally(acc, 'claim')}. {scale}{wall}."))
     s.add(table_html(claims_table(acc), verdict_column="verdict", table_class="claims"))
     s.add(paragraph("measured (95% CI): the mean over the acceptance seeds with its 95% "
                     "confidence interval, and on how many seeds the claimed direction held. "
@@ -169,9 +168,10 @@ def report_sections(res: ReproductionResult, *, prefix: str = "",
         if (acc["kind"] == kind).any():
             d.add(_fold(_tally_sentence(acc, kind),
                         table_html(claims_table(acc, kind), verdict_column="verdict",
-                                   table_class="claims")))
+                                   table_class="claims"), id=f"{p}{kind}-checks"))
     if _frame(res.paper_table):
-        d.add(_fold("The paper's table beside the measured one", table_html(res.paper_table)))
+        d.add(_fold("The paper's table beside the measured one", table_html(res.paper_table),
+                    id=f"{p}paper-table"))
     if _frame(res.calibration):
         parts = [paragraph("The baseline's knobs are set so that its figures match the "
                            "paper's on separate calibration seeds; the treatment's figures "
@@ -180,10 +180,12 @@ def report_sections(res: ReproductionResult, *, prefix: str = "",
         if _frame(res.calibration_search):
             parts += [paragraph("The recorded search that chose the knobs:", cls="note"),
                       table_html(res.calibration_search, max_rows=SHOWN_ROWS)]
-        d.add(_fold(f"Calibration of the baseline ({len(res.calibration)} rows)", *parts))
+        d.add(_fold(f"Calibration of the baseline ({len(res.calibration)} rows)", *parts,
+                    id=f"{p}calibration"))
     if _frame(res.tuning):
         d.add(_fold("Parameters of the treatment the paper leaves open, tuned on the "
-                    "calibration seeds", table_html(res.tuning, max_rows=SHOWN_ROWS)))
+                    "calibration seeds", table_html(res.tuning, max_rows=SHOWN_ROWS),
+                    id=f"{p}tuning"))
     figs = {k: v for k, v in res.figures.items() if k.startswith("regime_map")}
     regime: list[str] = []
     for name, fpath in figs.items():
@@ -194,13 +196,14 @@ def report_sections(res: ReproductionResult, *, prefix: str = "",
         regime.append(paragraph(f"regime_map_{name}.csv", cls="note"))
         regime.append(table_html(df, max_rows=SHOWN_ROWS))
     if regime:
-        d.add(_fold("Where the headline claim holds: the regime map", *regime))
+        d.add(_fold("Where the headline claim holds: the regime map", *regime, id=f"{p}regime"))
     if _frame(res.variants):
         d.add(_fold("Variants kept out of calibration and tuning, checked afterwards",
-                    table_html(res.variants, max_rows=SHOWN_ROWS)))
+                    table_html(res.variants, max_rows=SHOWN_ROWS), id=f"{p}variants"))
     if res.notes:
         items = "".join(f"<li>{_html.escape(n)}</li>" for n in res.notes)
-        d.add(_fold(f"Notes on the method and the runs ({len(res.notes)})", f"<ul>{items}</ul>"))
+        d.add(_fold(f"Notes on the method and the runs ({len(res.notes)})", f"<ul>{items}</ul>",
+                    id=f"{p}notes"))
     small = {k: pd.DataFrame(t) for k, t in res.tables.items() if len(pd.DataFrame(t)) <= SHOWN_ROWS}
     large = {k: len(pd.DataFrame(t)) for k, t in res.tables.items() if k not in small}
     extra: list[str] = []
@@ -220,7 +223,7 @@ def report_sections(res: ReproductionResult, *, prefix: str = "",
             extra.append(f"<figure>{fpath.read_text()}<figcaption>"
                          f"{_html.escape(name)}</figcaption></figure>")
     if extra:
-        d.add(_fold("Further tables and figures", *extra))
+        d.add(_fold("Further tables and figures", *extra, id=f"{p}tables"))
     if d.parts:
         secs.append(d)
     return secs
