@@ -7,19 +7,17 @@ Every plan the ILP returns, and the greedy's, go through it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from schedlab.papers.drs.ilp import Instance
 
 __all__ = ["check_schedule", "processor_assignment"]
 
 
-def check_schedule(inst: Instance, assign: np.ndarray, start: np.ndarray, *,
+def check_schedule(inst: Any, assign: np.ndarray, start: np.ndarray, *,
                    tol: float = 1e-6, deadlines: bool = True) -> list[str]:
-    """Every violated constraint of a plan, as readable strings (empty = feasible)."""
+    """Every violated constraint of a plan for ``inst`` (an :class:`~.ilp.Instance`), as
+    readable strings (empty = feasible)."""
     bad: list[str] = []
     N = inst.n_tasks
     assign = np.asarray(assign)
