@@ -1,18 +1,27 @@
-"""The engine's event-loop shortcuts give exactly what the straightforward code gives.
+"""The engine's event-loop shortcuts give exactly what the straightforward loop gives.
 
 * Arrivals wait in a sorted list beside the event heap and the loop merges the two. The
   reference (:class:`~schedlab.engine.simulation.HeapArrivalsSimulation`) puts every
-  arrival batch in the heap as an ARRIVAL event: both must record the same attempts, decisions, level
-  series, samples and counters, bit for bit, with ties between arrivals and completions,
-  start-ups, timers, heartbeats, samples and machine changes.
-* A contended machine's ``used`` row is written out column by column: at every decision
-  it must equal ``used_reference`` (each class's nominal usage scaled by its contention
-  factor).
+  arrival batch in the heap as an ARRIVAL event: both must record the same attempts,
+  decisions, level series, samples and counters, bit for bit, with ties between arrivals
+  and completions, start-ups, timers, heartbeats, samples and machine changes (through
+  :func:`~schedlab.testing.same_decisions.assert_same_function`).
+* Tick-only policies are asked only when their timers fire, with the trigger gathered since
+  their previous decision: their records must be exactly those of being asked on every
+  event.
 * Samples divide by a cached capacity of live machines (against the whole-array formula);
-  the level series is written one row at a time (against ``add_level_reference``, slice
-  by slice).
+  a promotion's fit check against ``capacity - allocated - reserved`` as whole arrays.
+* A run raises the collector's young threshold and restores it (the records do not change:
+  see ``test_collector``); a caller managing the collector keeps its own.
+* ``Simulation.apply`` from outside the loop settles as a decision does, and ``run_until``
+  never steps over events left behind.
+
+The per-decision state (free capacity, groups, used rows, clocks, level rows):
+``test_engine_fast_paths.py``.
 """
 from __future__ import annotations
+
+import gc
 
 import numpy as np
 import pandas as pd
@@ -20,17 +29,21 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import schedlab
 from schedlab.cluster.actions import Place, Preempt, Promote, Reserve, Unreserve
-from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS, RESOURCES, cluster_from_table
+from schedlab.cluster.spec import FIT_TOLERANCE, R_SLOTS, cluster_from_table
+from schedlab.engine.collector import _YOUNG_THRESHOLD, young_objects_only
 from schedlab.engine.config import EngineConfig
-from schedlab.engine.records import LEVEL_WIDTH, RunRecords, add_level_reference
 from schedlab.engine.simulation import HeapArrivalsSimulation, Simulation
 from schedlab.metrics.records import ATTEMPT_FIELDS
+from schedlab.papers.dress.workloads import dress_cluster, spark_workload
 from schedlab.papers.drs.workloads import drs_cluster_1, drs_jobs
-from schedlab.papers.rose.workloads import w_rose_2
+from schedlab.papers.hybrid.workloads import CORE, w_hyb_1
+from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
 from schedlab.policies.base import Policy
 from schedlab.policies.registry import make_policy
 from schedlab.testing.fakes import Wrapped
+from schedlab.testing.same_decisions import assert_same_function, same_value
 from schedlab.workload.job import Workload
 
 
@@ -48,30 +61,19 @@ class Log(Wrapped):
         return self.inner.decide(view)
 
 
-def _both(w, cluster, policy: str, params: dict, config: EngineConfig, failures=()):
-    out = []
-    for cls in (Simulation, HeapArrivalsSimulation):
-        log = Log(make_policy(policy, dict(params)))
-        sim = cls(w, cluster, log, seed=3, config=config)
-        for m, at in failures:
-            sim.fail_machine(m, at=at)
-        sim.run_until_drained()
-        out.append((sim, log))
-    return out
-
-
-def _same_run(a: tuple, b: tuple) -> None:
-    (sa, la), (sb, lb) = a, b
-    ra, rb = sa.records, sb.records
-    assert la.seen == lb.seen
-    assert ra.attempts == rb.attempts
-    assert ra.counters == rb.counters
-    assert ra.levels().tobytes() == rb.levels().tobytes()
-    assert ra.samples_t == rb.samples_t
-    assert all(x.tobytes() == y.tobytes() for x, y in zip(ra.samples_used, rb.samples_used))
-    assert ra.area_used.tobytes() == rb.area_used.tobytes()
-    assert ra.final.tobytes() == rb.final.tobytes()
-    assert sa.now == sb.now and sa.stuck == sb.stuck
+def _run(cls, w, cluster, policy: str, params: dict, config: EngineConfig, failures=()):
+    """Run ``cls`` (the engine or its heap-arrivals reference) and return what it recorded
+    and what every decision saw, as plain values."""
+    log = Log(make_policy(policy, dict(params)))
+    sim = cls(w, cluster, log, seed=3, config=config)
+    for m, at in failures:
+        sim.fail_machine(m, at=at)
+    sim.run_until_drained()
+    assert log.seen, "the policy was never asked"
+    r = sim.records
+    return (log.seen, r.attempts, r.counters, r.levels().tobytes(), r.samples_t,
+            [x.tobytes() for x in r.samples_used], r.area_used.tobytes(), r.final.tobytes(),
+            sim.now, sim.stuck, int(r.completed.sum()))
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:
@@ -92,33 +94,49 @@ _MACHINES = cluster_from_table(pd.DataFrame({
     "add_time": [0.0, 0.0, 2.0], "remove_time": [np.inf, 5.0, np.inf]}), row_offset=0)
 
 
-@settings(max_examples=30, deadline=None)
-@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(1, 3),
-                               st.sampled_from([0.5, 1.0]), st.integers(1, 3),
-                               st.integers(0, 2)), min_size=1, max_size=25),
-       policy=st.sampled_from(["fifo", "pri", "drf"]),
-       heartbeat=st.sampled_from([None, 1.0, 0.5]))
-def test_merged_arrivals_run_exactly_as_heap_arrivals(rows, policy, heartbeat):
-    w = Workload.from_frame(_frame(rows))
-    config = EngineConfig(heartbeat_interval=heartbeat, sample_interval=1.0)
-    new, ref = _both(w, _MACHINES, policy, {}, config, failures=[(0, 3.0)])
-    _same_run(new, ref)
-    assert new[1].seen, "the policy was never asked"
+@st.composite
+def _arrival_runs(draw):
+    rows = draw(st.lists(st.tuples(st.integers(0, 6), st.integers(1, 3),
+                                   st.sampled_from([0.5, 1.0]), st.integers(1, 3),
+                                   st.integers(0, 2)), min_size=1, max_size=25))
+    return (rows, draw(st.sampled_from(["fifo", "pri", "drf"])),
+            draw(st.sampled_from([None, 1.0, 0.5])))
 
 
-def test_merged_arrivals_on_a_tick_only_policy_and_a_dag_workload():
-    # ROSE decides on its tick only (arrivals gather between ticks); W-DRS-1 DAGs make
-    # children ready at completions, with start-up latency events at the same instants
+def _arrivals(cls):
+    def run(rows, policy, heartbeat):
+        config = EngineConfig(heartbeat_interval=heartbeat, sample_interval=1.0)
+        return _run(cls, Workload.from_frame(_frame(rows)), _MACHINES, policy, {}, config,
+                    failures=[(0, 3.0)])
+    return run
+
+
+def test_merged_arrivals_run_exactly_as_heap_arrivals():
+    assert_same_function(_arrivals(Simulation), _arrivals(HeapArrivalsSimulation),
+                         _arrival_runs(), max_examples=30)
+
+
+def _rose_case():
+    # ROSE decides on its tick only (arrivals gather between ticks)
     df, cl = w_rose_2(0, n_machines=5, n_requests=60)
-    w = Workload.from_frame(df)
-    new, ref = _both(w, cl, "rose", {}, EngineConfig())
-    _same_run(new, ref)
-    assert len(new[1].seen) > 20
+    return Workload.from_frame(df), cl, "rose", {}, EngineConfig(), ()
+
+
+def _dag_case():
+    # W-DRS-1 DAGs make children ready at completions, with start-up latency events at
+    # the same instants
     w = Workload.from_frame(drs_jobs(20, 15, rate=5.0, seed=4, size_scale=40.0))
-    new, ref = _both(w, drs_cluster_1(6, seed=4), "snb", {"latency": 0.001},
-                     EngineConfig(record_levels=False), failures=[(2, 3.0)])
-    _same_run(new, ref)
-    assert int(new[0].records.completed.sum()) == w.n_instances
+    return (w, drs_cluster_1(6, seed=4), "snb", {"latency": 0.001},
+            EngineConfig(record_levels=False), [(2, 3.0)])
+
+
+@pytest.mark.parametrize("case", [_rose_case, _dag_case], ids=["rose", "snb-dag"])
+def test_merged_arrivals_on_a_tick_only_policy_and_a_dag_workload(case):
+    w, cl, policy, params, config, failures = case()
+    new = _run(Simulation, w, cl, policy, params, config, failures)
+    assert same_value(new, _run(HeapArrivalsSimulation, w, cl, policy, params, config,
+                                failures))
+    assert len(new[0]) > 20 and new[-1] == w.n_instances
 
 
 def test_arrivals_left_out_of_the_heap_keep_it_small():
@@ -131,43 +149,6 @@ def test_arrivals_left_out_of_the_heap_keep_it_small():
     assert sim._arrivals_left == 149 and sim.live
     sim.run_until_drained()
     assert int(sim.records.completed.sum()) == 200 and sim._arrivals_left == 0
-
-
-class UsedSpy(Log):
-    """Checks each machine's used row against the contention formula at every decision."""
-
-    checked = 0
-    contended = 0
-
-    def decide(self, view):
-        st_ = view._state
-        want = st_.used_reference()
-        f = np.asarray(st_.contention_factors()).reshape(-1, 2)
-        # rows re-timed under contention are written from the formula (bit for bit); the
-        # others follow the nominal usage increment by increment
-        hot = (f < 1.0).any(axis=1)
-        assert view.used[hot].tobytes() == want[hot].tobytes()
-        np.testing.assert_allclose(view.used[~hot], want[~hot], rtol=1e-9, atol=1e-9)
-        alive = np.asarray(st_.alive)
-        tot = np.zeros(len(RESOURCES))
-        for m in np.flatnonzero(alive).tolist():
-            tot += view.used[m]
-        np.testing.assert_allclose(st_.tot_used, tot, rtol=1e-9, atol=1e-9)
-        self.checked += 1
-        self.contended += int(hot.any())
-        return super().decide(view)
-
-
-@pytest.mark.parametrize("policy", ["rose", "yarn-opportunistic"])
-def test_used_rows_follow_the_contention_formula(policy):
-    df, cl = w_rose_2(1, n_machines=4, n_requests=80)
-    # usage above the request: machines run contended
-    df = df.assign(cpu_used=df["cpu"] * 1.8, disk_used=0.1 + 0.2 * (df.index % 3))
-    spy = UsedSpy(make_policy(policy, {}))
-    sim = Simulation(Workload.from_frame(df), cl, spy, seed=1)
-    sim.run_until_drained()
-    assert spy.checked > 20
-    assert spy.contended > 5, "no decision saw a contended machine"
 
 
 def test_samples_divide_by_the_capacity_of_live_machines():
@@ -185,24 +166,6 @@ def test_samples_divide_by_the_capacity_of_live_machines():
         assert sim.records.samples_used[-1].tobytes() == used.tobytes()
         assert sim.records.samples_alloc[-1].tobytes() == alloc.tobytes()
     assert not st_.alive[1] and st_.alive[2]
-
-
-def test_level_rows_match_slice_by_slice_writes():
-    df, cl = w_rose_2(2, n_machines=4, n_requests=60)
-    sim = Simulation(Workload.from_frame(df), cl, make_policy("rose", {}), seed=2)
-    recs = sim.records
-    ref = RunRecords.for_run(1, 1, 1, 1)
-    ref.level_buf = np.zeros((4, LEVEL_WIDTH))            # grows during the run too
-    real = recs.add_level
-
-    def both(now, tot_alloc, tot_used, tot_cap):
-        real(now, tot_alloc, tot_used, tot_cap)
-        add_level_reference(ref, now, tot_alloc, tot_used, tot_cap)
-
-    recs.add_level = both
-    sim.run_until_drained()
-    assert ref.n_levels == recs.n_levels > 50
-    assert recs.levels().tobytes() == ref.levels().tobytes()
 
 
 class _Idle(Policy):
@@ -312,3 +275,113 @@ def test_run_until_does_not_jump_over_events_left_when_the_run_stalls():
     task, end = ATTEMPT_FIELDS.index("task"), ATTEMPT_FIELDS.index("end_time")
     ends = {int(a[task]): float(a[end]) for a in sim.records.attempts}
     assert ends == {0: 1.0, 1: 2.0}
+
+
+# --------------------------------------------------------------- collector
+class ThresholdSpy(Wrapped):
+    """Notes the collector's thresholds at each decision."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner)
+        self.seen: set[tuple[int, int, int]] = set()
+
+    def decide(self, view):
+        self.seen.add(gc.get_threshold())
+        return super().decide(view)
+
+
+def _threshold_run() -> ThresholdSpy:
+    df, cl = w_rose_2(2, n_machines=4, n_requests=40)
+    spy = ThresholdSpy(make_policy("yarn-opportunistic", {}))
+    Simulation(Workload.from_frame(df), cl, spy, seed=4).run_until_drained()
+    return spy
+
+
+def test_a_run_collects_young_objects_less_often_and_restores_the_thresholds():
+    before = gc.get_threshold()
+    spy = _threshold_run()
+    assert spy.seen == {(_YOUNG_THRESHOLD, *before[1:])}
+    assert gc.get_threshold() == before
+    with pytest.raises(KeyError), young_objects_only():
+        raise KeyError("boom")
+    assert gc.get_threshold() == before
+    gc.freeze()                          # a caller managing the collector keeps its own
+    try:
+        assert _threshold_run().seen == {before}
+    finally:
+        gc.unfreeze()
+
+
+# --------------------------------------------------------------- tick-only policies
+def _asked_on_every_event(policy):
+    """The same policy object, but with ``tick_only`` switched off."""
+    cls = type(policy)
+    policy.__class__ = type(f"{cls.__name__}EveryEvent", (cls,), {"tick_only": False})
+    return policy
+
+
+def _evicting_mix():
+    """Random arrivals of 3 priority classes on 4 slots: the priority phase evicts."""
+    rng = np.random.default_rng(7)
+    n = 120
+    wl = pd.DataFrame({
+        "job_id": [f"j{i}" for i in range(n)], "task_id": ["0"] * n,
+        "submit_time": np.sort(rng.uniform(0, 100, n)).round(2),
+        "duration": rng.uniform(1, 12, n).round(2), "priority": rng.integers(0, 3, n),
+        "cpu": 0.0, "mem": 0.0, "cpu_used": CORE, "mem_used": 0.01})
+    cl = pd.DataFrame({"machine_id": ["m0", "m1"], "cpu": [1.0, 1.0], "mem": [1.0, 1.0],
+                       "slots": [2, 2], "cores": [24, 24], "cpu_per_slot": [0.5, 0.5]})
+    return wl, cluster_from_table(cl, row_offset=0)
+
+
+def _case(name):
+    if name == "hybrid-evicting":
+        wl, cl = _evicting_mix()
+        return wl, cl, "hybrid", {"sticky_slots": 1}
+    if name == "hybrid":
+        hw = w_hyb_1(0, hours=0.25)
+        return hw.frame, hw.cluster, "hybrid", {}
+    if name == "dress":
+        return spark_workload(0, n_jobs=12), dress_cluster(), "dress", {}
+    if name == "rose":
+        df, cl = w_rose_2(0, n_machines=5, n_requests=60)
+        return df, cl, "rose", {"T_to": 5.0}
+    if name == "yarn-opportunistic":
+        df, cl = w_rose_2(0, n_machines=5, n_requests=60)
+        return df, cl, "yarn-opportunistic", {"mQL": 2}
+    if name == "yarn-centralized-idle-gaps":
+        # the RM grants only on its heartbeat, so the cluster idles between a last
+        # completion and the next grant: the stall count must not see that as stuck
+        df, cl = w_rose_1(232013918, scale=0.1, arrival_span=200.0)
+        return df, cl, "yarn-centralized", {}
+    df, cl = w_rose_1(3, scale=0.1, arrival_span=200.0)
+    return df, cl, "yarn-centralized", {}
+
+
+@pytest.mark.parametrize("name", ["hybrid", "hybrid-evicting", "dress", "rose",
+                                  "yarn-opportunistic", "yarn-centralized",
+                                  "yarn-centralized-idle-gaps"])
+def test_tick_only_records_are_identical(name):
+    wl, cluster, pid, params = _case(name)
+    gathered = make_policy(pid, params)
+    assert gathered.tick_only
+    every = _asked_on_every_event(make_policy(pid, params))
+    a = schedlab.simulate(wl, cluster, gathered, seed=3)
+    b = schedlab.simulate(wl, cluster, every, seed=3)
+    assert len(a.attempts) > 0
+    if name == "hybrid-evicting":
+        assert a.summary["evictions"] > 0
+    pd.testing.assert_frame_equal(a.attempts, b.attempts)
+    assert a.sim.records.rejections == b.sim.records.rejections
+    assert a.sim.stuck == b.sim.stuck and a.sim.now == b.sim.now
+    # the point of it: far fewer calls
+    assert a.summary["decisions"] < b.summary["decisions"]
+    skip = {"decisions", "per_class"}
+    same_a = {k: v for k, v in a.summary.items() if k not in skip}
+    same_b = {k: v for k, v in b.summary.items() if k not in skip}
+    assert same_a == pytest.approx(same_b, nan_ok=True, rel=0, abs=0)
+
+
+def test_event_policies_are_not_tick_only():
+    assert not make_policy("fifo").tick_only
+    assert not make_policy("pri", {"unit_time": 0}).tick_only

@@ -10,16 +10,25 @@ every machine, no filter, index or compiled code). Against it, through the share
 - FIFO over whole runs, decision by decision: its incremental index (numpy and compiled
   scans), its full recheck (greedy_place, compiled or numpy), and strict FCFS, with machines joining and leaving
   (their tasks are requeued) on a saturated cluster.
+
+FIFO's incremental index (``policies/_fifo_index.py``) also on states built by hand: tasks
+that fit nowhere wait for freed machines in FIFO order, a rejected placement and a
+requeued task are offered again, and only plain first-fit uses the index.
 """
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import strategies as st
 
+from schedlab.cluster.actions import Place, Trigger
 from schedlab.cluster.spec import cluster_from_table
+from schedlab.engine.simulation import Simulation
 from schedlab.policies import _fifo_index, _phases
+from schedlab.policies._fifo_index import FirstFitIndex
 from schedlab.policies._phases import greedy_place
 from schedlab.policies.fifo import FifoPolicy
 from schedlab.policies.first_fit import first_fit
@@ -156,3 +165,94 @@ def test_fifo_full_recheck_decides_as_plain_first_fit(strict, compiled, monkeypa
     w = _workload(400, 3, vectors=7, max_inst=4, dur=60.0)
     assert_same_decisions(FifoPolicy(incremental=False, strict=strict), PlainFifo(strict=strict),
                           w, _cluster(40, seed=2), min_decisions=50)
+
+
+# --------------------------------------------------------------- the index by hand
+def _fake_view(pending, rank, free, trig, n_machines):
+    return SimpleNamespace(trigger=trig, pending=pending, ready_rank=rank,
+                           cluster=SimpleNamespace(n_machines=n_machines),
+                           capacity=np.ones_like(free), alive=np.ones(n_machines, dtype=bool),
+                           free=lambda machines=None: (free.copy() if machines is None
+                                                       else free[np.asarray(machines)].copy()))
+
+
+def test_blocked_tasks_wait_for_freed_machines_and_keep_fifo_order():
+    req = np.array([[2.0, 1.0], [1.0, 1.0], [2.0, 1.0], [1.0, 1.0]])
+    idx = FirstFitIndex(req)
+    assert len(idx.vecs) == 2
+    pending = np.array([1, 1, 1, 1])
+    rank = np.array([0, 1, 2, 3])
+    free = np.array([[1.0, 4.0], [1.0, 4.0]])       # only the (1, 1) tasks fit
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[0, 1, 2, 3]), 2))
+    assert acts == [Place(1, 0, 1), Place(3, 1, 1)]
+    pending[[1, 3]] = 0
+    free[:] = 0.0
+    # nothing freed: the blocked tasks 0 and 2 are not looked at
+    assert idx.decide(_fake_view(pending, rank, free, Trigger(completions=[1]), 2)) == []
+    free[1] = [2.0, 1.0]                            # machine 1 freed: task 0 first (FIFO)
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(freed={1}), 2))
+    assert acts == [Place(0, 1, 1)]
+
+
+def test_rejected_placement_is_offered_again():
+    req = np.array([[1.0, 1.0]])
+    idx = FirstFitIndex(req)
+    pending = np.array([1])
+    rank = np.array([0])
+    free = np.array([[1.0, 1.0], [1.0, 1.0]])
+    assert idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[0]), 2)) == [Place(0, 0, 1)]
+    # the engine refused it (pending unchanged) and marked machine 0 freed
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(freed={0}), 2))
+    assert acts == [Place(0, 0, 1)]
+
+
+def test_requeued_task_goes_before_later_arrivals():
+    req = np.array([[1.0, 1.0]] * 3)
+    idx = FirstFitIndex(req)
+    pending = np.array([1, 1, 1])
+    rank = np.array([0, 1, 2])
+    free = np.array([[1.0, 1.0]])
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[0, 1, 2]), 1))
+    assert acts == [Place(0, 0, 1)]                 # 1 and 2 wait behind it
+    pending[0] = 1                                  # task 0 evicted: back to pending
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(completions=[0], freed={0}), 1))
+    assert acts == [Place(0, 0, 1)]                 # its old rank puts it first again
+    assert idx.queues[idx.vec_of[1]][idx.heads[idx.vec_of[1]]:] == [1, 2]
+
+
+def test_arrival_larger_than_a_blocked_vector_waits_for_freed_machines():
+    req = np.array([[1.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
+    idx = FirstFitIndex(req)
+    pending = np.array([1, 1, 0])
+    rank = np.array([0, 1, 2])
+    free = np.array([[0.5, 4.0], [0.5, 4.0]])
+    assert idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[0, 1]), 2)) == []
+    assert idx.dead.all()
+    pending[2] = 1
+    free[1] = [2.5, 2.5]                            # machine 1 freed: FIFO order on it
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(arrivals=[2], freed={1}), 2))
+    assert acts == [Place(0, 1, 1)]                 # then (2, 2) fits nowhere
+    pending[0] = 0
+    free[1] = [2.0, 2.0]
+    acts = idx.decide(_fake_view(pending, rank, free, Trigger(freed={1}), 2))
+    assert acts == [Place(1, 1, 1)]
+
+
+@pytest.mark.parametrize("params", [{"placement": "worst-fit"}, {"placement": "best-fit"},
+                                    {"gang": True}, {"strict": True}],
+                         ids=["worst-fit", "best-fit", "gang", "strict"])
+def test_index_serves_only_plain_first_fit(params):
+    """On a cluster large enough for the index to be on by default, any other mode keeps the
+    full recheck: no index, and the schedule of the index switched off."""
+    w = _workload(120, 11, vectors=6, max_inst=4, dur=900.0)
+    c = _cluster(520, seed=3)
+    runs = {}
+    for key, policy in (("default", FifoPolicy(**params)),
+                        ("off", FifoPolicy(incremental=False, **params)),
+                        ("plain", FifoPolicy())):
+        sim = Simulation(w, c, policy, seed=0)
+        sim.run_until_drained()
+        runs[key] = (policy, sim.records.attempts)
+    assert runs["default"][0]._index is None
+    assert runs["plain"][0]._index is not None      # the default mode does use the index
+    assert runs["default"][1] == runs["off"][1]
