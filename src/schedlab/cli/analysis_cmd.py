@@ -54,6 +54,13 @@ def _compare_cmd(
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html."),
     overwrite: bool = typer.Option(False, "--overwrite",
                                    help="Replace another comparison's results in --out."),
+    load_factor: Optional[float] = typer.Option(None, "--load-factor",
+                                                help="Divide the inter-arrival times by X (2: twice the load)."),
+    cluster_fraction: Optional[float] = typer.Option(None, "--cluster-fraction",
+                                                     help="Keep this fraction of the machines, drawn by "
+                                                          "machine type from each run's seed."),
+    machines: Optional[int] = typer.Option(None, "--machines",
+                                           help="Keep this many machines, drawn by machine type from each run's seed."),
 ) -> None:
     """Run each policy on the same workload and cluster over several seeds, in parallel; write
     runs.csv (one row per run), summary.csv (means, 95% CIs, paired differences to the
@@ -71,7 +78,8 @@ def _compare_cmd(
             task = prog.add_task("compare", total=total, last="")
             df = compare(workload, cluster, labels, seeds, out, params, report=report,
                          base_seed=base_seed, baseline=baseline, workers=workers, overwrite=overwrite,
-                         stats=stats, replicates=replicates,
+                         stats=stats, replicates=replicates, load_factor=load_factor,
+                         cluster_fraction=cluster_fraction, machines=machines,
                          progress=_compare_progress(prog, task, total))
     except SchedlabError as exc:
         fail(exc)

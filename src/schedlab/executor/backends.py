@@ -34,7 +34,8 @@ from typing import Any
 from schedlab._workers import init_worker
 from schedlab.errors import InputError
 
-__all__ = ["default_workers", "launching", "pool_context", "run_inline", "run_pool", "run_ray"]
+__all__ = ["connect_ray", "default_workers", "launching", "pool_context", "run_inline", "run_pool",
+           "run_ray"]
 
 Done = Callable[[int, Any], None]
 Lost = Callable[[int, BaseException], None]
@@ -160,6 +161,23 @@ def _import_ray() -> Any:
     return ray
 
 
+def connect_ray(address: str | None, init_kwargs: dict[str, Any] | None = None) -> bool:
+    """Join the Ray cluster at ``address`` (None: start a local Ray) unless this process
+    already is; True when this call started the connection (and so should end it)."""
+    ray = _import_ray()
+    if ray.is_initialized():
+        return False
+    kw = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    kw.update(init_kwargs or {})
+    try:
+        ray.init(address=address, **kw)
+    except ConnectionError as exc:
+        raise InputError(f"cannot reach the Ray cluster at {address!r}: {exc}",
+                         expected="--address HOST:PORT of a running Ray head, or none "
+                                  "for a local Ray") from None
+    return True
+
+
 def run_ray(fn: Callable[[Any], Any], items: Sequence[tuple[int, Any]], on_done: Done, *,
             address: str | None = None, max_retries: int = 3, on_lost: Lost | None = None,
             on_running: Callable[[int], None] | None = None,
@@ -171,17 +189,7 @@ def run_ray(fn: Callable[[Any], Any], items: Sequence[tuple[int, Any]], on_done:
     ray = _import_ray()
     if not items:
         return
-    started = False
-    if not ray.is_initialized():
-        kw = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
-        kw.update(init_kwargs or {})
-        try:
-            ray.init(address=address, **kw)
-        except ConnectionError as exc:
-            raise InputError(f"cannot reach the Ray cluster at {address!r}: {exc}",
-                             expected="--address HOST:PORT of a running Ray head, or none "
-                                      "for a local Ray") from None
-        started = True
+    started = connect_ray(address, init_kwargs)
     remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(fn)
     refs: dict[Any, int] = {}
     try:

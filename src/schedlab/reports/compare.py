@@ -128,7 +128,9 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
             workers: int | None = None, overwrite: bool = False,
             progress: Callable[[str, int, int], None] | None = None,
             stats: dict[str, Any] | None = None, replicates: str | None = None,
-            backend: str = "local", address: str | None = None) -> pd.DataFrame:
+            backend: str = "local", address: str | None = None,
+            load_factor: float | None = None, cluster_fraction: float | None = None,
+            machines: int | None = None) -> pd.DataFrame:
     """Run every policy on the same workload and cluster for each seed; summarize.
 
     Parameters
@@ -159,6 +161,9 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         unit of replication for a fixed trace, in place of seeds (replicate i runs with
         seed i). See the module docstring.
     backend, address : ``"local"`` (the process pool) or ``"ray"`` (at ``address``).
+    load_factor, cluster_fraction, machines : the knobs of ``schedlab run`` for real
+        traces (:mod:`schedlab.inputs`): inter-arrival times divided by ``load_factor``;
+        a subset of the machines, stratified by type and drawn from each run's seed.
 
     Returns
     -------
@@ -217,9 +222,15 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     # resolved once; "from-trace" is resolved per seed, with the machines of that seed's trace
     run_cluster = cluster if isinstance(cluster, str) and cluster == FROM_TRACE else resolve_cluster(cluster)
     picklable = isinstance(workload, (str, Path)) and isinstance(cluster, (str, Path))
+    knobs = {"load_factor": load_factor, "cluster_fraction": cluster_fraction,
+             "machines": machines}
+    if load_factor is not None:
+        from schedlab.workload.transforms import check_load_factor
+        check_load_factor(load_factor)
     key_base = {"workload": str(workload) if isinstance(workload, (str, Path)) else "<object>",
                 "cluster": str(cluster) if isinstance(cluster, (str, Path)) else "<object>",
-                "engine": config.model_dump(), "replicates": replicates if method else None}
+                "engine": config.model_dump(), "replicates": replicates if method else None,
+                "knobs": knobs}
     inputs = [_input_digest(workload), _input_digest(cluster)]
     jobs = [(si, seed, spec) for si, seed in enumerate(seed_values) for spec in specs]
     store = None
@@ -240,6 +251,7 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
                 "replicate": si if method else None}
         rk = run_key(what, policy=policy_parts[pid][0], input=inputs, version=versions[pid])
         task = {"workload": workload if picklable else None, "cluster": cluster if picklable else None,
+                "knobs": knobs,
                 "label": lab, "policy": pid, "params": p, "full": full, "seed": int(seed),
                 "seed_index": si, "config": config.model_dump(), "method": method}
         # the first seed's runs are needed in this process for the report's figures
@@ -255,10 +267,12 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
 
     def inputs_of(seed: int, si: int) -> tuple[LoadedWorkload, ClusterSpec]:
         if (seed, si) not in loaded_by_seed:
-            loaded = _replicate(resolve_workload(workload, seed=seed), method, si, seed)
+            loaded = _replicate(resolve_workload(workload, seed=seed, load_factor=load_factor),
+                                method, si, seed)
             loaded_by_seed.clear()
-            loaded_by_seed[(seed, si)] = (loaded, resolve_cluster(run_cluster, loaded.trace_cluster,
-                                                                  workload_label=loaded.label))
+            loaded_by_seed[(seed, si)] = (loaded, resolve_cluster(
+                run_cluster, loaded.trace_cluster, workload_label=loaded.label,
+                cluster_fraction=cluster_fraction, machines=machines, seed=seed))
         return loaded_by_seed[(seed, si)]
 
     def run_here(task: dict[str, Any]) -> dict[str, Any]:
@@ -464,9 +478,13 @@ def _run(loaded: LoadedWorkload, spec: ClusterSpec, pid: str, p: dict[str, Any],
 def _remote_run(task: dict[str, Any]) -> dict[str, Any]:
     """One run in a pool worker or a Ray task (a fresh process: everything is resolved
     from strings)."""
-    seed, si = task["seed"], task["seed_index"]
-    loaded = _replicate(resolve_workload(task["workload"], seed=seed), task["method"], si, seed)
-    spec = resolve_cluster(task["cluster"], loaded.trace_cluster, workload_label=loaded.label)
+    seed, si, knobs = task["seed"], task["seed_index"], task["knobs"]
+    loaded = _replicate(resolve_workload(task["workload"], seed=seed,
+                                         load_factor=knobs["load_factor"]),
+                        task["method"], si, seed)
+    spec = resolve_cluster(task["cluster"], loaded.trace_cluster, workload_label=loaded.label,
+                           cluster_fraction=knobs["cluster_fraction"],
+                           machines=knobs["machines"], seed=seed)
     res, drew = _run(loaded, spec, task["policy"], task["params"], seed, task["config"])
     return {"row": _run_row(res, task["label"], task["policy"], task["full"], seed, si,
                             loaded.workload, drew),

@@ -37,11 +37,18 @@ def use_backend(name: str = "local", address: str | None = None) -> Iterator[Non
     at ``address``) inside this block."""
     old = dict(_BACKEND)
     _BACKEND.update(backend=name, address=address)
+    started = False
     try:
+        if name == "ray":         # one connection for the whole reproduction
+            from schedlab.executor.backends import connect_ray
+            started = connect_ray(address)
         yield
     finally:
         _BACKEND.clear()
         _BACKEND.update(old)
+        if started:
+            import ray
+            ray.shutdown()
 
 
 def backend() -> tuple[str, str | None]:
