@@ -94,7 +94,7 @@ def test_execute_keeps_reruns_and_says_why(tmp_path):
 def test_compare_reruns_an_edited_policy_file(tmp_path):
     spec = _write_policy(tmp_path / "pol.py", 1)       # shortest first
     out = tmp_path / "cmp"
-    kw = dict(policies=["fifo", spec], seeds=2, out=out, report=False, workers=1)
+    kw = {"policies": ["fifo", spec], "seeds": 2, "out": out, "report": False, "workers": 1}
     first = schedlab.compare(str(JOBS), str(CLUSTER), **kw)
     _write_policy(tmp_path / "pol.py", -1)             # longest first: the code, not a parameter
     stats: dict = {}

@@ -31,7 +31,7 @@ def two_nodes():
 @pytest.mark.slow
 def test_quick_reproduction_on_two_ray_nodes_matches_the_local_pool(tmp_path, two_nodes,
                                                                      monkeypatch):
-    import schedlab.executor as executor
+    from schedlab import executor
     cli = CliRunner()
     used: list[int] = []
     real_ray = executor.run_ray

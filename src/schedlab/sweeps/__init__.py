@@ -34,8 +34,15 @@ from schedlab.sweeps.store import RESUME_SKIP, ResultStore, load_results
 from schedlab.sweeps.summary import summarize, write_report
 from schedlab.sweeps.trial import config_columns, run_trial
 
-__all__ = ["sweep", "SweepSpec", "TrialConfig", "load_spec", "load_results", "run_trial",
-           "summarize"]
+__all__ = [
+    "SweepSpec",
+    "TrialConfig",
+    "load_results",
+    "load_spec",
+    "run_trial",
+    "summarize",
+    "sweep",
+]
 
 
 class _TrialStore:
