@@ -1,6 +1,7 @@
 """The fast round (``observe.Round``) against the plain one (``reference.PlainRound``).
 
-* Random decision points (Hypothesis): machines with one, two or three limited resources,
+* Random decision points (Hypothesis), with the candidate machines found either way
+  (the undominated ones, or every machine): machines with one, two or three limited resources,
   free space on and just below the fit tolerance, requests with unrequested columns, both
   queue views and both placements, and a random script of picks. After every pick the
   two rounds show the same visible tasks, mask and observation, and make the same Place
@@ -17,7 +18,7 @@ from hypothesis import Phase, find, settings
 from hypothesis import strategies as st
 
 from schedlab.cluster.spec import FIT_TOLERANCE, RESOURCES, cluster_from_table
-from schedlab.gym import AgentPolicy, SchedulingEnv
+from schedlab.gym import AgentPolicy, SchedulingEnv, observe
 from schedlab.gym.observe import ObservationConfig, Observer, Round
 from schedlab.gym.reference import PlainRound
 from schedlab.testing.builders import WorkloadBuilder, machines
@@ -118,8 +119,16 @@ def _play(round_type):
     return play
 
 
-def test_the_fast_round_takes_the_plain_rounds_decisions():
-    assert_same_function(_play(Round), _play(PlainRound), decision_points(), max_examples=200,
+@pytest.fixture(params=["frontier", "every-machine"])
+def candidates(request, monkeypatch):
+    """Both ways of choosing the candidate machines: the undominated ones (what large
+    clusters use), or every machine (small clusters)."""
+    monkeypatch.setattr(observe, "_ALL_CANDIDATES", 0 if request.param == "frontier" else 10**9)
+    return request.param
+
+
+def test_the_fast_round_takes_the_plain_rounds_decisions(candidates):
+    assert_same_function(_play(Round), _play(PlainRound), decision_points(), max_examples=120,
                          prepare=_inputs)
 
 
@@ -164,7 +173,7 @@ class _PlainEnv(SchedulingEnv):
 
 @pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: ",".join(map(str, s.values())))
 @pytest.mark.parametrize("cluster", ["builtin:demo", CROWDED], ids=["demo", "crowded"])
-def test_whole_episodes_are_the_same_with_either_round(settings, cluster):
+def test_whole_episodes_are_the_same_with_either_round(settings, cluster, candidates):
     fast, plain = SchedulingEnv(small_demo, cluster, **settings), _PlainEnv(small_demo, cluster,
                                                                           **settings)
     steps = 0

@@ -171,7 +171,8 @@ class SchedulingEnv(gymnasium.Env):
         self._done = False
         self._stuck = False
         self._advance()
-        return self._observation(), self._info()
+        obs = self._observation()
+        return obs, self._info(obs["action_mask"])
 
     def _workload(self, ws: int) -> Workload:
         if self._fixed is not None:
@@ -262,7 +263,8 @@ class SchedulingEnv(gymnasium.Env):
         reward = self._meter.advance(final=self._done)
         terminated = self._done and not self._stuck
         truncated = self._done and self._stuck
-        return self._observation(), reward, terminated, truncated, self._info()
+        obs = self._observation()
+        return obs, reward, terminated, truncated, self._info(obs["action_mask"])
 
     # -- what the agent sees ---------------------------------------------------------------
     def _observation(self) -> dict[str, np.ndarray]:
@@ -285,8 +287,10 @@ class SchedulingEnv(gymnasium.Env):
             return m
         return rnd.mask().astype(bool)
 
-    def _info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"action_mask": self.action_masks(),
+    def _info(self, mask: np.ndarray | None = None) -> dict[str, Any]:
+        """The step's info; ``mask``: the observation's action mask, if at hand."""
+        info: dict[str, Any] = {"action_mask": (self.action_masks() if mask is None
+                                                else mask.astype(bool)),
                                 "time": float(self.simulation.now),
                                 "workload_seed": self.workload_seed}
         if self._done:

@@ -70,6 +70,7 @@ HISTOGRAM_ABOVE = 128
 _F_INSTANCES, _F_WAIT, _F_JOB_WORK = 2, 4, 5
 _MAX_CHUNK = 4096       # waiting tasks fit-tested at once while filling the window
 _CELLS = 2 ** 16        # (task, machine) pairs per fit test, to bound temporaries
+_ALL_CANDIDATES = 32    # up to this many machines, all are candidates (no sort)
 
 
 class ObservationConfig(PolicyParams):
@@ -195,14 +196,22 @@ class Observer:
 
     def machines_feature(self, free: np.ndarray) -> np.ndarray:
         """The ``machines`` field for ``free`` (machines x the columns in ``cols``)."""
-        M = len(free)
-        shares = np.ones((2, M))
+        return self.machines_from_shares(self.machine_shares(free))
+
+    def machine_shares(self, free: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """(2, n): the free cpu and memory of every machine (or of the machines ``rows``)
+        as fractions of their capacities, from ``free`` (machines x ``cols``)."""
+        sel = slice(None) if rows is None else rows
+        shares = np.ones((2, len(free) if rows is None else len(rows)))
         for i, col in enumerate((self._cpu_col, self._mem_col)):
             if col >= 0:
-                np.multiply(free[:, col], self._inv_cap[i], out=shares[i])
-        np.clip(shares, 0.0, 1.0, out=shares)
+                np.multiply(free[sel, col], self._inv_cap[i][sel], out=shares[i])
+        return np.clip(shares, 0.0, 1.0, out=shares)
+
+    def machines_from_shares(self, shares: np.ndarray) -> np.ndarray:
         if not self.histogram:
             return shares.T.astype(np.float32)
+        M = shares.shape[1]
         B = self.config.histogram_bins
         bins = np.minimum((shares * B).astype(np.int64), B - 1)
         bins[1] += B
@@ -328,7 +337,8 @@ class Round(RoundBase):
         self._fits: list[bool] = []             # per visible slot
         self._cursor = 0
         self._cand: np.ndarray | None = None    # (k, F) free_eps of the candidate machines
-        self._cand_set: set[int] = set()
+        self._cand_set: set[int] | None = set()  # their indices (None: every machine)
+        self._shares: np.ndarray | None = None  # (2, M) free cpu, mem shares (observation)
         self._no_machine = not len(self.free)
         self._fill()
 
@@ -339,6 +349,10 @@ class Round(RoundBase):
         if self._cand is None:
             fe = self.free_eps
             M, k = fe.shape
+            if M <= _ALL_CANDIDATES:
+                self._cand = np.ascontiguousarray(fe.T)
+                self._cand_set = None
+                return self._cand
             if k == 1:
                 idx = np.array([int(fe[:, 0].argmax())])
             elif k == 2:
@@ -369,6 +383,8 @@ class Round(RoundBase):
         F = cand.shape[1]
         req = obs.req[tasks]
         all_pos = bool(obs.req_all_pos[tasks].all())
+        if k == 2 and all_pos and n * F <= _CELLS:     # the usual case, in one expression
+            return ((cand[0] / req[:, 0:1] >= 1.0) & (cand[1] / req[:, 1:2] >= 1.0)).any(axis=1)
         step = max(1, _CELLS // F)
         out = np.empty(n, dtype=bool)
         for lo in range(0, n, step):
@@ -453,15 +469,19 @@ class Round(RoundBase):
                                   req, np.random.default_rng(0))
             chosen = spread(counts, n, order)
         new = []
-        stale = False
+        cand_set = self._cand_set
+        stale = cand_set is None and bool(chosen)
         for m, k in chosen:
             used = req * k
             self.free[m] -= used
             free_eps[m] -= used
             n -= k
-            stale = stale or m in self._cand_set
+            stale = stale or m in cand_set
             new.append(Place(t, m, k))
         self._record(t, n0, n, new)
+        if self._shares is not None and chosen:
+            rows = np.fromiter((m for m, _ in chosen), dtype=np.int64, count=len(chosen))
+            self._shares[:, rows] = obs.machine_shares(self.free, rows)
         # the picked task fits nowhere now (all placed, or every machine is full for it)
         self._fits[slot] = False
         if stale:          # room went from a candidate machine: test the window again
@@ -499,7 +519,9 @@ class Round(RoundBase):
             tasks[:n, _F_JOB_WORK] = obs.job_left_work[obs.job[vis]]
         queue = np.array([self.n_waiting_tasks, self.n_waiting_instances,
                           obs.jobs_in_system(self.now)], dtype=np.float32)
-        return {"tasks": tasks, "machines": obs.machines_feature(self.free),
+        if self._shares is None:
+            self._shares = obs.machine_shares(self.free)
+        return {"tasks": tasks, "machines": obs.machines_from_shares(self._shares),
                 "queue": queue,
                 "time": np.array([self.now - obs.first_submit], dtype=np.float32),
                 "action_mask": self.mask()}
