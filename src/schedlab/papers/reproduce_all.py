@@ -16,12 +16,14 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
+from schedlab.reports.html import (Section, details_html, image_html, paragraph, table_html,
+                                   write_html)
 
 __all__ = ["PAPERS", "PaperOutcome", "reproduce_all", "write_combined_report"]
 
 from schedlab.papers import PAPERS
 from schedlab.reproduce.common import KINDS
+from schedlab.reproduce.report import SHOWN_ROWS, claims_table
 
 
 @dataclass
@@ -98,24 +100,31 @@ def write_combined_report(path: str | Path, outcomes: Sequence[PaperOutcome], *,
                                     for v in ("PASS", "FAIL", "INCONCLUSIVE")},
                                  "wall_seconds": float(res.wall_seconds)})
             s = Section(f"paper-{oc.paper}", f"{oc.paper.upper()}: acceptance checks")
-            s.add(table_html(acc, verdict_column="verdict"))
-            for note_text in res.notes:
-                s.add(paragraph(note_text, cls="note"))
+            for kind in KINDS:       # each kind's checks first, in the per-paper report's shape
+                if (acc["kind"] == kind).any():
+                    s.add(paragraph(f"{kind.capitalize()} checks", cls="note"))
+                    s.add(table_html(claims_table(acc, kind), verdict_column="verdict"))
+            details = [paragraph(t, cls="note") for t in res.notes]
             for name, tab in res.tables.items():
-                s.add(paragraph(f"table {name}", cls="note"))
-                s.add(table_html(pd.DataFrame(tab)))
+                frame = pd.DataFrame(tab)
+                details.append(paragraph(f"table {name}", cls="note"))
+                details.append(table_html(frame) if len(frame) <= SHOWN_ROWS else paragraph(
+                    f"{len(frame)} rows: see {name}.csv in the paper's folder.", cls="note"))
             shown = set()
             for name, fpath in res.figures.items():
                 fpath = Path(fpath)
                 if fpath.exists():
-                    s.add(_figure_html(name, fpath))
+                    details.append(_figure_html(name, fpath))
                     shown.add(fpath.resolve())
             for f in oc.files:        # figures written to out but not listed in res.figures
                 if f.suffix.lower() in (".png", ".svg") and f.resolve() not in shown:
-                    s.add(_figure_html(f.name, f))
+                    details.append(_figure_html(f.name, f))
             csvs = [str(f.relative_to(oc.out.parent)) for f in oc.files if f.suffix == ".csv"]
             if csvs:
-                s.add(paragraph("CSV files: " + ", ".join(csvs), cls="note"))
+                details.append(paragraph("CSV files: " + ", ".join(csvs), cls="note"))
+            if details:
+                s.add(details_html("Notes, tables and figures", *details,
+                                   id=f"paper-{oc.paper}-details"))
             sections.append(s)
         elif oc.status == "error":
             rows.append({"paper": oc.paper.upper(), "kind": "–", "status": "error", "checks": 0,
