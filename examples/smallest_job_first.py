@@ -31,40 +31,28 @@ class SmallestJobFirst(Policy):
         per_task = w.duration * w.request[:, 0] * w.instances if self.params.by == "work" \
             else w.instances.astype(float)
         self.job_size = np.bincount(w.job, weights=per_task, minlength=int(w.job.max()) + 1)
-        # the distinct request vectors, once: tasks with equal requests fit the same machines
-        self.vectors, self.vector_of = np.unique(w.request, axis=0, return_inverse=True)
-        self.vector_of = self.vector_of.ravel()
 
     def decide(self, view):
-        tasks = view.pending_tasks()                   # FIFO order of readiness
+        tasks = view.pending_tasks()                    # waiting tasks, FIFO order of readiness
         if not len(tasks):
             return []
         size = self.job_size[self.workload.job[tasks]]
         late = (view.now - view.ready_time[tasks]) > self.params.fifo_after
-        order = tasks[np.lexsort((size, ~late))]      # starving tasks first, then small jobs
-        free = view.free()                             # (machines, resources), a copy
-        # feasibility of each request vector present on each machine, kept current as we place
-        present, which = np.unique(self.vector_of[order], return_inverse=True)
-        vectors = self.vectors[present]
-        fits = (free[None, :, :] >= vectors[:, None, :]).all(axis=2)      # (vectors, machines)
-        n_fits = fits.sum(axis=1)
-        left = view.pending[order].astype(np.int64)
+        order = tasks[np.lexsort((size, ~late))]       # starving tasks first, then small jobs
+        free = view.free()                              # (machines, resources): our copy
+        request = self.workload.request
+        left = view.pending[order]                      # instances still to place (a copy)
         actions = []
         while True:
-            # the first task, in our order, that still has instances to place and fits somewhere;
-            # free space only shrinks, so a task skipped now cannot fit later in this decision
-            can = (n_fits[which] > 0) & (left > 0)
-            if not can.any():
-                break
-            k = int(np.argmax(can))
-            v = which[k]
-            m = int(np.argmax(fits[v]))                 # first-fit: the lowest machine index
-            req = vectors[v]
-            n = min(int(left[k]), int(np.min(np.floor(free[m] / np.maximum(req, 1e-12)))))
-            actions.append(Place(task=int(order[k]), machine=m, count=n))
-            free[m] -= n * req
-            left[k] -= n
-            still = (free[m] >= vectors).all(axis=1)
-            n_fits -= fits[:, m] & ~still
-            fits[:, m] = still
-        return actions
+            # One vectorised test for the whole queue: each task's first machine with room,
+            # or -1. Free space only shrinks while we place, so a task that fits nowhere
+            # now will not fit later in this decision: drop it, and ask again for the rest.
+            machine = view.first_fit(order, free)
+            keep = (machine >= 0) & (left > 0)
+            if not keep.any():
+                return actions
+            order, left, machine = order[keep], left[keep], machine[keep]
+            t, m = int(order[0]), int(machine[0])      # the first task in our order that fits
+            actions.append(Place(task=t, machine=m))
+            free[m] -= request[t]                       # so that we never ask for too much
+            left[0] -= 1
