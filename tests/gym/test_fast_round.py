@@ -145,7 +145,8 @@ def test_the_states_drawn_tell_a_wrong_round_apart():
         return not same_value(_play(ColumnMaxima)(*args), _play(PlainRound)(*args))
 
     found = find(decision_points(), differs,
-                 settings=settings(max_examples=300, phases=[Phase.generate], database=None))
+                 settings=settings(max_examples=300, phases=[Phase.generate], database=None,
+                                   deadline=None))
     assert differs(found)
 
 

@@ -117,6 +117,7 @@ class Observer:
         self.cols = np.flatnonzero(np.isfinite(cap.min(axis=0))) if len(cap) else np.zeros(0, int)
         self.req = np.ascontiguousarray(w.request[:, self.cols], dtype=np.float64)
         self.req_all_pos = (self.req > 0).all(axis=1)
+        self.every_req_pos = bool(self.req_all_pos.all())
         self.capacity = cap
         cpu_mem = cap[:, [R_CPU, R_MEM]]
         # the largest finite capacity of cpu and of memory (inf: no machine limits it)
@@ -126,7 +127,13 @@ class Observer:
         # free capacity features: column of self.cols holding cpu / mem (-1: unlimited)
         where = {int(c): i for i, c in enumerate(self.cols)}
         self._cpu_col, self._mem_col = where.get(R_CPU, -1), where.get(R_MEM, -1)
-        self._inv_cap = [1.0 / np.where(cap[:, r] > 0, cap[:, r], np.inf) for r in (R_CPU, R_MEM)]
+        # the machines field: columns of free (in cols) for cpu and mem where limited, at
+        # positions _share_at (0: cpu, 1: mem) of the shares, times 1 / capacity
+        self._share_at = [i for i, c in enumerate((self._cpu_col, self._mem_col)) if c >= 0]
+        self._share_cols = [(self._cpu_col, self._mem_col)[i] for i in self._share_at]
+        inv_cap = [1.0 / np.where(cap[:, r] > 0, cap[:, r], np.inf) for r in (R_CPU, R_MEM)]
+        self._inv_cap = (np.stack([inv_cap[i] for i in self._share_at], axis=1)
+                         if self._share_at else None)
         self.histogram = config.shows_histogram(cluster.n_machines)
         self.n_machines = cluster.n_machines
         hidden = config.durations == "hidden"
@@ -196,27 +203,17 @@ class Observer:
 
     def machines_feature(self, free: np.ndarray) -> np.ndarray:
         """The ``machines`` field for ``free`` (machines x the columns in ``cols``)."""
-        return self.machines_from_shares(self.machine_shares(free))
-
-    def machine_shares(self, free: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """(2, n): the free cpu and memory of every machine (or of the machines ``rows``)
-        as fractions of their capacities, from ``free`` (machines x ``cols``)."""
-        sel = slice(None) if rows is None else rows
-        shares = np.ones((2, len(free) if rows is None else len(rows)))
-        for i, col in enumerate((self._cpu_col, self._mem_col)):
-            if col >= 0:
-                np.multiply(free[sel, col], self._inv_cap[i][sel], out=shares[i])
-        return np.clip(shares, 0.0, 1.0, out=shares)
-
-    def machines_from_shares(self, shares: np.ndarray) -> np.ndarray:
+        shares = np.ones((len(free), 2))
+        if self._share_cols:
+            shares[:, self._share_at] = free[:, self._share_cols] * self._inv_cap
+        np.clip(shares, 0.0, 1.0, out=shares)
         if not self.histogram:
-            return shares.T.astype(np.float32)
-        M = shares.shape[1]
+            return shares.astype(np.float32)
         B = self.config.histogram_bins
         bins = np.minimum((shares * B).astype(np.int64), B - 1)
-        bins[1] += B
+        bins[:, 1] += B
         return (np.bincount(bins.ravel(), minlength=2 * B).reshape(2, B)
-                / max(M, 1)).astype(np.float32)
+                / max(len(free), 1)).astype(np.float32)
 
     def empty_observation(self, now: float = 0.0) -> dict[str, np.ndarray]:
         """The observation with no task visible and only "no more now" allowed (the last
@@ -319,18 +316,25 @@ class Round(RoundBase):
       least as much free space in every resource (the fit test ``(free + eps) / request
       >= 1`` only grows with ``free``), so "fits somewhere" is tested against the machines
       no other machine dominates (on two resources, the Pareto frontier: a sort), not
-      against all of them. Free space only shrinks during a round, so the candidates
-      change only when a pick takes room on one of them; then they are found again, and
-      the visible tasks are tested again.
+      against all of them; on small clusters (up to ``_ALL_CANDIDATES`` machines) every
+      machine is a candidate, which costs less than sorting them. Free space only shrinks
+      during a round, so the candidates change only when a pick takes room on one of
+      them; then they are found again, and the visible tasks are tested again.
     - *One pass over the queue per round.* The visible window is filled in order of
       readiness from a cursor; a task passed over fits nowhere and never will during the
       round, so it is never looked at again. Chunks of the queue are tested at once,
       growing while nothing fits.
-    - Placement and observation touch only the picked task's row and the K visible rows.
+    - Free space is kept by resource (``(k, M)``, each resource's row contiguous), and a
+      pick of a task requesting two resources (cpu and memory, the usual case) is
+      computed on scalars, as fifo's first-fit loop does; the arithmetic is the same.
     """
 
     def __init__(self, obs: Observer, order: np.ndarray, **snapshot: Any) -> None:
         super().__init__(obs, order, **snapshot)
+        # by resource: each row contiguous; free and free_eps stay (M, k) views of them
+        self._fT = np.ascontiguousarray(self.free.T)
+        self._feT = np.ascontiguousarray(self.free_eps.T)
+        self.free, self.free_eps = self._fT.T, self._feT.T
         self._fitting = obs.config.queue_view == "fitting"
         self._first_fit = obs.config.placement == "first-fit"
         self.visible: list[int] = []
@@ -338,25 +342,24 @@ class Round(RoundBase):
         self._cursor = 0
         self._cand: np.ndarray | None = None    # (k, F) free_eps of the candidate machines
         self._cand_set: set[int] | None = set()  # their indices (None: every machine)
-        self._shares: np.ndarray | None = None  # (2, M) free cpu, mem shares (observation)
         self._no_machine = not len(self.free)
+        self._jobs_in_system = obs.jobs_in_system(self.now)   # fixed during a round
         self._fill()
 
     # -- fit tests (fifo's: (free + eps) / request >= 1 on every requested resource) -----
     def _candidates(self) -> np.ndarray:
         """free_eps of the machines no other machine dominates, as (k, F) (one machine
-        of each group of equal rows)."""
+        of each group of equal rows), or of every machine on a small cluster."""
         if self._cand is None:
-            fe = self.free_eps
-            M, k = fe.shape
+            feT = self._feT
+            k, M = feT.shape
             if M <= _ALL_CANDIDATES:
-                self._cand = np.ascontiguousarray(fe.T)
-                self._cand_set = None
-                return self._cand
+                self._cand, self._cand_set = feT, None      # kept current by the picks
+                return feT
             if k == 1:
-                idx = np.array([int(fe[:, 0].argmax())])
+                idx = np.array([int(feT[0].argmax())])
             elif k == 2:
-                a, b = fe[:, 0], fe[:, 1]
+                a, b = feT
                 by_a = np.argsort(-a, kind="stable")
                 bs = b[by_a]
                 # kept: more b than every machine with at least as much a before it
@@ -365,8 +368,8 @@ class Round(RoundBase):
                 np.greater(bs[1:], np.maximum.accumulate(bs[:-1]), out=keep[1:])
                 idx = by_a[keep]
             else:                                # superset: one machine per distinct row
-                idx = np.unique(fe, axis=0, return_index=True)[1]
-            self._cand = np.ascontiguousarray(fe[idx].T)
+                idx = np.unique(self.free_eps, axis=0, return_index=True)[1]
+            self._cand = np.ascontiguousarray(feT[:, idx])
             self._cand_set = set(idx.tolist())
         return self._cand
 
@@ -382,7 +385,7 @@ class Round(RoundBase):
         cand = self._candidates()
         F = cand.shape[1]
         req = obs.req[tasks]
-        all_pos = bool(obs.req_all_pos[tasks].all())
+        all_pos = obs.every_req_pos or bool(obs.req_all_pos[tasks].all())
         if k == 2 and all_pos and n * F <= _CELLS:     # the usual case, in one expression
             return ((cand[0] / req[:, 0:1] >= 1.0) & (cand[1] / req[:, 1:2] >= 1.0)).any(axis=1)
         step = max(1, _CELLS // F)
@@ -444,6 +447,16 @@ class Round(RoundBase):
         return m
 
     # -- a pick ----------------------------------------------------------------------------
+    def _counts(self, t: int, n: int, req: np.ndarray) -> np.ndarray:
+        """Instances of task ``t`` that fit on each machine (floored)."""
+        feT = self._feT
+        if self.observer.req_all_pos[t]:
+            return np.floor((feT / req[:, None]).min(axis=0))
+        if (req > 0).any():
+            pos = req > 0
+            return np.floor((feT[pos] / req[pos][:, None]).min(axis=0))
+        return np.full(feT.shape[1], float(n))
+
     def pick(self, slot: int) -> list[Place]:
         """Place the waiting instances of the task in ``slot`` that fit (the placement
         rule's machines in order); return the new actions."""
@@ -451,45 +464,46 @@ class Round(RoundBase):
         t = self.visible[slot]
         n0 = n = self._left(t)
         req = obs.req[t]
-        free_eps = self.free_eps
-        if obs.req_all_pos[t]:
-            if len(req) == 2:
-                counts = np.floor(np.minimum(free_eps[:, 0] / req[0], free_eps[:, 1] / req[1]))
-            else:
-                counts = np.floor((free_eps / req).min(axis=1))
-        elif (req > 0).any():
-            pos = req > 0
-            counts = np.floor((free_eps[:, pos] / req[pos]).min(axis=1))
-        else:
-            counts = np.full(len(free_eps), float(n))
-        if self._first_fit:
-            chosen = spread(counts, n)
-        else:
-            order = machine_order(obs.config.placement, self.free, obs.capacity[:, obs.cols],
-                                  req, np.random.default_rng(0))
-            chosen = spread(counts, n, order)
+        fT, feT = self._fT, self._feT
         new = []
-        cand_set = self._cand_set
-        stale = cand_set is None and bool(chosen)
-        for m, k in chosen:
-            used = req * k
-            self.free[m] -= used
-            free_eps[m] -= used
-            n -= k
-            stale = stale or m in cand_set
-            new.append(Place(t, m, k))
+        if len(req) == 2 and obs.req_all_pos[t]:
+            # two resources, both requested: scalar arithmetic (fifo's first-fit loop's)
+            r0, r1 = req.tolist()
+            fit = np.minimum(feT[0] / r0, feT[1] / r1)       # instances that fit, unfloored
+            if self._first_fit:
+                first = int((fit >= 1.0).argmax())
+                room = fit[first]
+                chosen = ([(first, n)] if room >= n else [] if not room >= 1.0
+                          else spread(np.floor(fit), n))
+            else:
+                chosen = spread(np.floor(fit), n, self._machine_order(req))
+            f0, f1, fe0, fe1 = fT[0], fT[1], feT[0], feT[1]
+            for m, k in chosen:
+                a, b = r0 * k, r1 * k
+                f0[m] -= a
+                f1[m] -= b
+                fe0[m] -= a
+                fe1[m] -= b
+                n -= k
+                new.append(Place(t, m, k))
+        else:
+            counts = self._counts(t, n, req)
+            chosen = spread(counts, n, None if self._first_fit else self._machine_order(req))
+            for m, k in chosen:
+                used = req * k
+                fT[:, m] -= used
+                feT[:, m] -= used
+                n -= k
+                new.append(Place(t, m, k))
         self._record(t, n0, n, new)
-        if self._shares is not None and chosen:
-            rows = np.fromiter((m for m, _ in chosen), dtype=np.int64, count=len(chosen))
-            self._shares[:, rows] = obs.machine_shares(self.free, rows)
+        cand_set = self._cand_set
+        stale = bool(chosen) and (cand_set is None or any(m in cand_set for m, _ in chosen))
         # the picked task fits nowhere now (all placed, or every machine is full for it)
         self._fits[slot] = False
         if stale:          # room went from a candidate machine: test the window again
             self._cand = None
-            if self.visible:
-                self._fits = self._fits_somewhere(
-                    np.asarray(self.visible, dtype=np.int64)).tolist()
-                self._fits[slot] = False
+            self._fits = self._fits_somewhere(np.asarray(self.visible, dtype=np.int64)).tolist()
+            self._fits[slot] = False
         if self._fitting:
             if stale:
                 keep = [i for i, f in enumerate(self._fits) if f]
@@ -502,6 +516,11 @@ class Round(RoundBase):
             del self.visible[slot], self._fits[slot]
             self._fill()
         return new
+
+    def _machine_order(self, req: np.ndarray) -> np.ndarray | None:
+        obs = self.observer
+        return machine_order(obs.config.placement, self.free, obs.capacity[:, obs.cols],
+                             req, np.random.default_rng(0))
 
     # -- the observation -------------------------------------------------------------------
     def observation(self) -> dict[str, np.ndarray]:
@@ -518,10 +537,8 @@ class Round(RoundBase):
             tasks[:n, _F_WAIT] = self.now - self.ready_time[vis]
             tasks[:n, _F_JOB_WORK] = obs.job_left_work[obs.job[vis]]
         queue = np.array([self.n_waiting_tasks, self.n_waiting_instances,
-                          obs.jobs_in_system(self.now)], dtype=np.float32)
-        if self._shares is None:
-            self._shares = obs.machine_shares(self.free)
-        return {"tasks": tasks, "machines": obs.machines_from_shares(self._shares),
+                          self._jobs_in_system], dtype=np.float32)
+        return {"tasks": tasks, "machines": obs.machines_feature(self.free),
                 "queue": queue,
                 "time": np.array([self.now - obs.first_submit], dtype=np.float32),
                 "action_mask": self.mask()}
