@@ -112,7 +112,7 @@ def _run(params: dict):
 @pytest.mark.slow
 def test_policy_decisions_and_counters_do_not_depend_on_the_clock():
     """A run whose node limit binds in some batches: same attempts and same MILP counters
-    with a 30 s or a 1e9 s safety limit, the second under CPU load."""
+    with the default (300 s) or a 1e9 s safety limit, the second under CPU load."""
     res, counters, pol = _run({"milp_node_limit": 1})
     assert counters["policy_milp_node_limited"] > 0
     assert counters["policy_milp_time_limited"] == 0

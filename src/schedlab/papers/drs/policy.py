@@ -158,7 +158,7 @@ class DrsPolicy(FastPath, Policy):
         #: larger batches are placed greedily
         milp_max_tasks: int = 6
         milp_node_limit: int = 100        # branch-and-bound nodes per batch (the work limit)
-        milp_time_limit: float = 30.0     # wall-clock safety limit (s); if it fires, counted
+        milp_time_limit: float = 300.0    # wall-clock safety limit (s); if it fires, counted
         #: schedulers the workers are split among (unless workers_per_scheduler)
         n_schedulers: int = 10
         #: schedulers per domain; Algorithm 2 extends a search to the domain's workers
