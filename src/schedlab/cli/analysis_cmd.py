@@ -15,8 +15,8 @@ from rich.text import Text
 
 from schedlab._version import __version__
 from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, console, err_console,
-                                  escape, fail, interrupted, policy_params)
-from schedlab.errors import SchedlabError
+                                  escape, fail, interrupted, policy_params, say)
+from schedlab.errors import InputError, SchedlabError
 from schedlab.reports.compare import (DEFAULT_CLUSTER, DEFAULT_SEEDS, DEFAULT_WORKLOAD, compare, diff_table,
                                       mean_table, parse_replicates, ratio_table, split_policies)
 from schedlab.papers.reproduce_all import reproduce_all, write_combined_report
@@ -24,6 +24,21 @@ from schedlab.reproduce.common import print_acceptance
 from schedlab.sweeps import sweep
 
 __all__ = ["register"]
+
+# the options every command that runs simulations shares, in the words of `schedlab run`
+BACKEND_HELP = "local (process pool) or ray."
+ADDRESS_HELP = "Ray cluster address (default: start a local Ray)."
+COLUMNS_HELP = ("Your table's column names: YOUR_COLUMN=COLUMN,... maps each to a workload "
+                "column, e.g. --columns runtime=duration,prio=priority.")
+LOAD_FACTOR_HELP = "Divide the inter-arrival times by X (2: twice the load)."
+CLUSTER_FRACTION_HELP = ("Keep this fraction of the machines, drawn by machine type from each "
+                         "run's seed.")
+MACHINES_HELP = "Keep this many machines, drawn by machine type from each run's seed."
+
+
+def _notice(note: str) -> None:
+    """A notice about the inputs (a workload table's extra columns), as `run` prints it."""
+    say(err_console, ("note:", "cyan"), " ", note)
 
 
 def _compare_cmd(
@@ -54,13 +69,13 @@ def _compare_cmd(
     report: bool = typer.Option(True, "--report/--no-report", help="Write report.html."),
     overwrite: bool = typer.Option(False, "--overwrite",
                                    help="Replace another comparison's results in --out."),
-    load_factor: Optional[float] = typer.Option(None, "--load-factor",
-                                                help="Divide the inter-arrival times by X (2: twice the load)."),
-    cluster_fraction: Optional[float] = typer.Option(None, "--cluster-fraction",
-                                                     help="Keep this fraction of the machines, drawn by "
-                                                          "machine type from each run's seed."),
-    machines: Optional[int] = typer.Option(None, "--machines",
-                                           help="Keep this many machines, drawn by machine type from each run's seed."),
+    load_factor: float | None = typer.Option(None, "--load-factor", help=LOAD_FACTOR_HELP),
+    cluster_fraction: float | None = typer.Option(None, "--cluster-fraction",
+                                                     help=CLUSTER_FRACTION_HELP),
+    machines: int | None = typer.Option(None, "--machines", help=MACHINES_HELP),
+    columns: str | None = typer.Option(None, "--columns", help=COLUMNS_HELP),
+    backend: str = typer.Option("local", "--backend", "-b", help=BACKEND_HELP),
+    address: str | None = typer.Option(None, "--address", help=ADDRESS_HELP),
 ) -> None:
     """Run each policy on the same workload and cluster over several seeds, in parallel; write
     runs.csv (one row per run), summary.csv (means, 95% CIs, paired differences to the
@@ -79,7 +94,8 @@ def _compare_cmd(
             df = compare(workload, cluster, labels, seeds, out, params, report=report,
                          base_seed=base_seed, baseline=baseline, workers=workers, overwrite=overwrite,
                          stats=stats, replicates=replicates, load_factor=load_factor,
-                         cluster_fraction=cluster_fraction, machines=machines,
+                         cluster_fraction=cluster_fraction, machines=machines, columns=columns,
+                         backend=backend, address=address, notice=_notice,
                          progress=_compare_progress(prog, task, total))
     except SchedlabError as exc:
         fail(exc)
@@ -137,19 +153,26 @@ def _print_means(df, console) -> None:
 
 def _sweep_cmd(
     spec: Path = typer.Argument(..., help="SPEC.toml describing the sweep."),
-    backend: str = typer.Option("local", "--backend", "-b", help="local (process pool) or ray."),
-    address: Optional[str] = typer.Option(None, "--address",
-                                          help="Ray cluster address (default: start a local Ray)."),
+    backend: str = typer.Option("local", "--backend", "-b", help=BACKEND_HELP),
+    address: str | None = typer.Option(None, "--address", help=ADDRESS_HELP),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (default out/sweeps/<name>)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Local pool size (default: all cores)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Run failed trials again."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    load_factor: float | None = typer.Option(None, "--load-factor",
+                                                help=LOAD_FACTOR_HELP + " Overrides the spec's."),
+    cluster_fraction: float | None = typer.Option(None, "--cluster-fraction",
+                                                     help=CLUSTER_FRACTION_HELP + " Overrides the spec's."),
+    machines: int | None = typer.Option(None, "--machines", help=MACHINES_HELP + " Overrides the spec's."),
+    columns: str | None = typer.Option(None, "--columns", help=COLUMNS_HELP + " Overrides the spec's."),
 ) -> None:
     """Run a parameter sweep; rerun the same command to resume an interrupted one."""
     stats: dict = {}
     try:
         df = sweep(spec, backend=backend, address=address, out=out, workers=workers,
-                   progress=progress, retry_failed=retry_failed, console=console, stats=stats)
+                   progress=progress, retry_failed=retry_failed, console=console, stats=stats,
+                   load_factor=load_factor, cluster_fraction=cluster_fraction,
+                   machines=machines, columns=columns, notice=_notice)
     except SchedlabError as exc:
         fail(exc)
     except KeyboardInterrupt:
@@ -178,9 +201,13 @@ def _sweep_cmd(
 def _reproduce_all_cmd(
     seeds: int = typer.Option(5, "--seeds", min=1, help="Number of seeds (the papers' claims need at least 5)."),
     out: Path = typer.Option(Path("out/reproduce"), "--out", help="Output directory."),
-    quick: bool = typer.Option(False, "--quick", help="Reduced scale (for CI)."),
+    quick: bool = typer.Option(False, "--quick", help="A smoke test: reduced scale, 2 seeds, "
+                                                      "never acceptance; exit 0 when it ran."),
+    backend: str = typer.Option("local", "--backend", "-b", help=BACKEND_HELP),
+    address: str | None = typer.Option(None, "--address", help=ADDRESS_HELP),
 ) -> None:
     """Run every paper reproduction in this build; write report.html with all of them."""
+    from schedlab.reproduce.runner import use_backend
 
     def shown(oc) -> None:
         if oc.status == "ran":
@@ -190,13 +217,22 @@ def _reproduce_all_cmd(
         seeds = min(seeds, 2)          # a smoke test: the seeds `reproduce PAPER --quick` runs
         console.print(f"a smoke test, not acceptance: reduced scale, {seeds} acceptance seeds")
     try:
-        outcomes = reproduce_all(seeds=seeds, out=out, quick=quick,
-                                 note=lambda msg: console.print(escape(str(msg))), on_result=shown)
+        if backend not in ("local", "ray"):
+            raise InputError(f"--backend {backend!r}: unknown backend", expected="local or ray")
+        if address is not None and backend != "ray":
+            raise InputError("--address needs --backend ray")
+        with use_backend(backend, address):
+            outcomes = reproduce_all(seeds=seeds, out=out, quick=quick,
+                                     note=lambda msg: console.print(escape(str(msg))),
+                                     on_result=shown)
         meta = {"command": f"schedlab reproduce all --seeds {seeds} --out {out}" + (" --quick" if quick else ""),
                 "seeds": seeds, "quick": quick, "schedlab version": __version__}
         path = write_combined_report(out / "report.html", outcomes, meta=meta)
     except SchedlabError as exc:
         fail(exc)
+    except KeyboardInterrupt:
+        interrupted(f"the runs finished so far are kept under {out}/<paper>/runs; run the same "
+                    "command again to resume.")
     ran = [o for o in outcomes if o.status == "ran"]
     ok = bool(ran) and (quick or all(o.result.all_passed for o in ran)) \
         and not any(o.status == "error" for o in outcomes)

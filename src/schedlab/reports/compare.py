@@ -62,19 +62,22 @@ import numpy as np
 import pandas as pd
 
 from schedlab._version import __version__
+from schedlab.cluster.sampling import subset_size
 from schedlab.cluster.spec import ClusterSpec
 from schedlab.errors import InputError
-from schedlab.executor import (Job, PickleStore, Resume, default_workers, execute, file_fingerprint,
+from schedlab.executor import (BACKENDS, Job, PickleStore, Resume, default_workers, execute, file_fingerprint,
                                policy_fingerprint, run_key, schedlab_fingerprint)
 from schedlab.inputs import (DEFAULT_CLUSTER, DEFAULT_WORKLOAD, FROM_TRACE, LoadedWorkload,
-                             resolve_cluster, resolve_config, resolve_policy, resolve_run,
-                             resolve_workload)
+                             resolve_cluster, resolve_config, resolve_policy,
+                             resolve_run, resolve_workload, workload_notices)
 from schedlab.metrics.table import summary_row
 from schedlab.reports import plots, run_digest
 from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
 from schedlab.reports.tables import KEY_METRICS, aggregate, diff_table, mean_table, ratio_table
 from schedlab.run import RunResult, run_resolved
 from schedlab.stats import seed_list
+from schedlab.workload.table import parse_column_map
+from schedlab.workload.transforms import check_load_factor
 
 __all__ = ["compare", "aggregate", "parse_policy", "split_policies", "summary_row", "mean_table",
            "write_compare_report", "DEFAULT_WORKLOAD", "DEFAULT_CLUSTER"]
@@ -130,7 +133,8 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
             stats: dict[str, Any] | None = None, replicates: str | None = None,
             backend: str = "local", address: str | None = None,
             load_factor: float | None = None, cluster_fraction: float | None = None,
-            machines: int | None = None) -> pd.DataFrame:
+            machines: int | None = None, columns: str | Mapping[str, str] | None = None,
+            notice: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Run every policy on the same workload and cluster for each seed; summarize.
 
     Parameters
@@ -164,6 +168,11 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     load_factor, cluster_fraction, machines : the knobs of ``schedlab run`` for real
         traces (:mod:`schedlab.inputs`): inter-arrival times divided by ``load_factor``;
         a subset of the machines, stratified by type and drawn from each run's seed.
+    columns : your table's column names mapped to workload columns (``--columns``,
+        :func:`schedlab.workload.table.parse_column_map`).
+    notice : called once with each notice about the inputs (a workload table's extra
+        columns, :func:`schedlab.inputs.workload_notices`) before the runs start;
+        ``stats["notices"]`` lists them too.
 
     Returns
     -------
@@ -174,6 +183,10 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         ``windows:N``, ``bootstrap:N``).
     """
     stats = stats if stats is not None else {}
+    if backend not in BACKENDS:
+        raise InputError(f"--backend {backend!r}: unknown backend", expected=" or ".join(BACKENDS))
+    if address is not None and backend != "ray":
+        raise InputError("--address needs --backend ray")
     workload = DEFAULT_WORKLOAD if workload is None else workload
     cluster = DEFAULT_CLUSTER if cluster is None else cluster
     labels = split_policies(policies) if isinstance(policies, str) else [str(p) for p in policies]
@@ -222,11 +235,15 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     # resolved once; "from-trace" is resolved per seed, with the machines of that seed's trace
     run_cluster = cluster if isinstance(cluster, str) and cluster == FROM_TRACE else resolve_cluster(cluster)
     picklable = isinstance(workload, (str, Path)) and isinstance(cluster, (str, Path))
+    column_map = parse_column_map(columns) or None
     knobs = {"load_factor": load_factor, "cluster_fraction": cluster_fraction,
              "machines": machines}
     if load_factor is not None:
-        from schedlab.workload.transforms import check_load_factor
         check_load_factor(load_factor)
+    subset_size(machines if machines is not None else 1, fraction=cluster_fraction,
+                machines=machines)              # the values, before any file is read
+    if column_map:                    # in the key only when given: other keys stay as they were
+        knobs["columns"] = column_map
     key_base = {"workload": str(workload) if isinstance(workload, (str, Path)) else "<object>",
                 "cluster": str(cluster) if isinstance(cluster, (str, Path)) else "<object>",
                 "engine": config.model_dump(), "replicates": replicates if method else None,
@@ -239,7 +256,7 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
         store = _RunStore(out, key_base, [(lab, s) for _, s, (lab, *_r) in jobs],
                           overwrite=overwrite)   # checked before any run
     stats.update(total=len(jobs), kept=0, reran=0, message=None, done=0,
-                 out=str(out) if out is not None else None)
+                 out=str(out) if out is not None else None, notices=[])
 
     policy_parts = {pid: policy_fingerprint(pid) for _, pid, _, _ in specs}
     versions = {pid: schedlab_fingerprint(exclude=files) for pid, (_, files) in policy_parts.items()}
@@ -267,8 +284,8 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
 
     def inputs_of(seed: int, si: int) -> tuple[LoadedWorkload, ClusterSpec]:
         if (seed, si) not in loaded_by_seed:
-            loaded = _replicate(resolve_workload(workload, seed=seed, load_factor=load_factor),
-                                method, si, seed)
+            loaded = _replicate(resolve_workload(workload, seed=seed, load_factor=load_factor,
+                                                 columns=column_map), method, si, seed)
             loaded_by_seed.clear()
             loaded_by_seed[(seed, si)] = (loaded, resolve_cluster(
                 run_cluster, loaded.trace_cluster, workload_label=loaded.label,
@@ -299,6 +316,12 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     def started(res: Resume, todo: list[int]) -> None:
         stats.update(kept=res.kept, reran=res.reran, message=res.message(), done=res.kept)
 
+    # a table's notices, said once before the runs (a built-in workload has none); the
+    # first seed's inputs are loaded here, where its report runs use them
+    if not (isinstance(workload, str) and workload.startswith("builtin:")):
+        stats["notices"] = workload_notices(inputs_of(seed_values[0], 0)[0].workload)
+        for note in stats["notices"] if notice is not None else ():
+            notice(note)
     t0 = time.perf_counter()
     results = execute(_remote_run, xjobs, store=store, backend=backend, address=address,
                       workers=n_workers if n_workers > 1 else 0, here=run_here,
@@ -480,7 +503,8 @@ def _remote_run(task: dict[str, Any]) -> dict[str, Any]:
     from strings)."""
     seed, si, knobs = task["seed"], task["seed_index"], task["knobs"]
     loaded = _replicate(resolve_workload(task["workload"], seed=seed,
-                                         load_factor=knobs["load_factor"]),
+                                         load_factor=knobs["load_factor"],
+                                         columns=knobs.get("columns")),
                         task["method"], si, seed)
     spec = resolve_cluster(task["cluster"], loaded.trace_cluster, workload_label=loaded.label,
                            cluster_fraction=knobs["cluster_fraction"],

@@ -15,12 +15,19 @@ schedlab) runs again, and the command says which part changed. Backends: ``"loca
 process pool using all cores, the default) and ``"ray"`` (Ray tasks; ``ray`` is imported
 only then).
 
+The input knobs of ``run`` and ``compare`` (``load_factor``, ``cluster_fraction`` or
+``machines``, ``columns``) come from the spec or, overriding it, from :func:`sweep`'s
+arguments of the same names (``schedlab sweep --load-factor ...``); each trial applies
+them once to its inputs, and they are part of its key. Extra columns of a workload table
+are named once, before the trials run (``notice``), as ``schedlab run`` names them.
+
 At the end the sweep writes ``summary.csv`` (per trial label, workload and cluster: the
 mean of each metric over the seeds, its 95% CI and the seed count) and ``report.html``.
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +39,7 @@ from schedlab.sweeps._progress import SweepProgress
 from schedlab.sweeps.spec import SweepSpec, TrialConfig, load_spec, trial_key
 from schedlab.sweeps.store import RESUME_SKIP, ResultStore, load_results
 from schedlab.sweeps.summary import summarize, write_report
-from schedlab.sweeps.trial import config_columns, run_trial
+from schedlab.sweeps.trial import config_columns, run_trial, trial_notices
 
 __all__ = [
     "SweepSpec",
@@ -67,7 +74,10 @@ def sweep(spec_or_path: str | Path | dict | SweepSpec, backend: str = "local",
           address: str | None = None, out: str | Path | None = None, *, workers: int | None = None,
           progress: bool = False, retry_failed: bool = False, console: Any = None,
           ray_init: dict[str, Any] | None = None, stats: dict[str, Any] | None = None,
-          report: bool = True) -> pd.DataFrame:
+          report: bool = True, load_factor: float | list[float] | None = None,
+          cluster_fraction: float | None = None, machines: int | None = None,
+          columns: str | dict[str, str] | None = None,
+          notice: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Run a sweep (resuming whatever ``out`` already holds) and return its result rows.
 
     Parameters
@@ -83,14 +93,24 @@ def sweep(spec_or_path: str | Path | dict | SweepSpec, backend: str = "local",
         ``ran``, ``failed``, ``reran`` (kept before under another key), ``message`` (one
         line on what was kept and what reran) and ``wall_seconds``.
     report : write ``summary.csv`` and ``report.html`` into ``out``.
+    load_factor, cluster_fraction, machines, columns : the input knobs of ``schedlab run``
+        (:mod:`schedlab.inputs`); given here, they override the spec's (None keeps it).
+    notice : called once with each notice about the inputs (a workload table's extra
+        columns), before the trials run; ``stats["notices"]`` lists them too.
 
     Returns
     -------
     pandas.DataFrame
         One row per trial of the spec (config columns, ``status``, ``error``, metrics).
     """
-    spec = load_spec(spec_or_path)
+    spec = load_spec(spec_or_path, load_factor=load_factor, cluster_fraction=cluster_fraction,
+                     machines=machines, columns=columns)
     trials = spec.trials()
+    notes = trial_notices(trials)
+    if stats is not None:
+        stats["notices"] = notes
+    for note in notes if notice is not None else ():
+        notice(note)
     out = Path(out) if out is not None else Path("out/sweeps") / spec.name
     keys = [trial_key(t) for t in trials]
     store = ResultStore(out)

@@ -1,4 +1,5 @@
-"""A sweep's summary table and report: one row per trial label, workload and cluster.
+"""A sweep's summary table and report: one row per trial label, workload and cluster (and
+load factor, machine subset and column map, when the sweep sets them).
 
 ``summary.csv`` has, per group of trials that differ only in their seed, the number of
 seeds that finished (``n_seeds``) and, for every metric, its mean over those seeds and
@@ -18,12 +19,13 @@ from schedlab._version import __version__
 from schedlab.reports.html import Section, paragraph, table_html, write_html
 from schedlab.reports.tables import KEY_METRICS
 from schedlab.stats import mean_ci
+from schedlab.sweeps.spec import KNOBS
 from schedlab.sweeps.trial import BOOKKEEPING_COLUMNS, CONFIG_COLUMNS
 
 __all__ = ["GROUP_COLUMNS", "summarize", "write_report"]
 
 #: a summary row is one label on one workload and cluster, over its seeds
-GROUP_COLUMNS = ("label", "policy", "params", "workload", "cluster", "engine")
+GROUP_COLUMNS = ("label", "policy", "params", "workload", "cluster", "engine", *KNOBS)
 
 
 def _metrics(df: pd.DataFrame) -> list[str]:
@@ -54,6 +56,20 @@ def _cell(mean: float, h: float) -> str:
     return format_number(mean) + ("" if not np.isfinite(h) else f" ± {format_number(h)}")
 
 
+def _command(spec: Any, knobs: dict[str, Any]) -> str:
+    """How to run the sweep again (a spec given as a file; the knobs as options)."""
+    if not spec.source:
+        return "schedlab.sweep(...)"
+    parts = [f"schedlab sweep {spec.source}"]
+    for k, v in knobs.items():
+        if isinstance(v, list):       # a load-factor axis is written in the spec
+            continue
+        if isinstance(v, dict):
+            v = ",".join(f"{a}={b}" for a, b in v.items())
+        parts.append(f"--{k.replace('_', '-')} {v}")
+    return " ".join(parts)
+
+
 def write_report(path: str | Path, df: pd.DataFrame, summary: pd.DataFrame, *, spec: Any,
                  source: str | None = None) -> Path:
     """``report.html``: the key metrics per trial label (mean ± 95% CI over seeds), the
@@ -65,8 +81,8 @@ def write_report(path: str | Path, df: pd.DataFrame, summary: pd.DataFrame, *, s
                     "seconds; utilizations are fractions of capacity."))
     if len(summary):
         show = {"label": summary["label"]}
-        for col in ("workload", "cluster"):
-            if summary[col].nunique() > 1:
+        for col in ("workload", "cluster", "load_factor"):
+            if col in summary and summary[col].nunique() > 1:
                 show[col] = summary[col]
         show["seeds"] = summary["n_seeds"]
         for m in KEY_METRICS:
@@ -89,9 +105,11 @@ def write_report(path: str | Path, df: pd.DataFrame, summary: pd.DataFrame, *, s
     else:
         f.add(paragraph("Every trial finished.", cls="empty"))
     sec.append(f)
+    knobs = {k: getattr(spec, k) for k in KNOBS if getattr(spec, k, None) is not None}
     meta = {"sweep": spec.name, "trials": len(df), "seeds": spec.seed_values(),
+            **{k.replace("_", " "): v for k, v in knobs.items()},
             "schedlab version": __version__,
-            "command": f"schedlab sweep {spec.source}" if spec.source else "schedlab.sweep(...)"}
+            "command": _command(spec, knobs)}
     if source:
         meta["spec"] = source
     return write_html(path, f"schedlab sweep {spec.name}", sec, meta=meta,
