@@ -273,13 +273,14 @@ READING_NOTE = (
 
 
 def _window_candidates(search: pd.DataFrame) -> pd.DataFrame:
-    """calibration.csv rows of the window search, one per candidate window at its best s:
-    the class shares, whether classes 0 and 4 are the top two, PRI's full Table 2 row and
-    J. Empty when the stored calibration has no window search."""
+    """calibration.csv rows of the window search, one per candidate window at its best s
+    (the least J among its admissible points, else its least J): the class shares, whether
+    classes 0 and 4 are the top two, PRI's full Table 2 row and J. Empty when the stored
+    calibration has no window search."""
     if "stage" not in search.columns or not (search["stage"] == "window").any():
         return pd.DataFrame()
-    w = search[search["stage"] == "window"]
-    best = w.sort_values("J").groupby("trace_window_h", as_index=False).first()
+    w = search[search["stage"] == "window"].assign(_miss=lambda d: ~d["admissible"].astype(bool))
+    best = w.sort_values(["_miss", "J"]).groupby("trace_window_h", as_index=False).first()
     rows = []
     for r in best.itertuples():
         rows.append({**calibration_row("trace_window_h", r.trace_window_h,
