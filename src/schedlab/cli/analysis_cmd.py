@@ -25,7 +25,8 @@ from schedlab.sweeps import sweep
 
 __all__ = ["register"]
 
-# the options every command that runs simulations shares, in the words of `schedlab run`
+# the options every command that runs simulations shares, in the words of `schedlab run`;
+# --help reads help texts as Rich markup: a text with brackets goes through escape()
 BACKEND_HELP = "local (process pool) or ray."
 ADDRESS_HELP = "Ray cluster address (default: start a local Ray)."
 COLUMNS_HELP = ("Your table's column names: YOUR_COLUMN=COLUMN,... maps each to a workload "
@@ -43,9 +44,9 @@ def _notice(note: str) -> None:
 
 def _compare_cmd(
     policies: str = typer.Option(..., "--policies", "-p",
-                                 help="Comma-separated policies: ids, path/to/file.py:Class or "
-                                      "package.module:Class, optionally with parameters: "
-                                      "fifo,fifo[strict=true]."),
+                                 help=escape("Comma-separated policies: ids, path/to/file.py:Class "
+                                             "or package.module:Class, optionally with "
+                                             "parameters: fifo,fifo[strict=true].")),
     workload: Optional[str] = typer.Option(None, "--workload", "-w",
                                            help=f"Workload (default {DEFAULT_WORKLOAD})."),
     cluster: Optional[str] = typer.Option(None, "--cluster", "-c", help=f"Cluster (default {DEFAULT_CLUSTER})."),
