@@ -20,7 +20,7 @@ import numpy as np
 
 from schedlab.gym import AgentPolicy, as_policy
 
-SLOTS = 16
+SLOTS = 256
 #: the score's inputs, computed from the observation's ``tasks`` rows
 FEATURES = ("log_instances", "log_duration", "log_wait", "log_job_remaining_work",
             "cpu", "mem", "dag_depth", "priority")
@@ -58,6 +58,9 @@ class LinearAgent:
             saved = json.loads(path.read_text())
             if tuple(saved["features"]) != FEATURES:
                 raise ValueError(f"{path}: weights for features {saved['features']}, not {FEATURES}")
+            slots = saved.get("trained_on", {}).get("slots", SLOTS)
+            if slots != SLOTS:
+                raise ValueError(f"{path}: weights trained with slots={slots}, not {SLOTS}")
             self.weights = np.asarray(saved["weights"], dtype=np.float64)
         return pick(self.weights, obs)
 
