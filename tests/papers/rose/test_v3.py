@@ -11,7 +11,12 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import homogeneous_cluster
-from schedlab.papers.rose.workloads import V3_RUNTIME, v3_runtimes, w_rose_1_v2, w_rose_1_v3
+from schedlab.papers.rose.workloads import (
+    V3_RUNTIME,
+    v3_runtimes,
+    w_rose_1_v2,
+    w_rose_1_v3,
+)
 
 
 # ------------------------------------------------------------------ workload
@@ -79,7 +84,7 @@ def test_rm_books_keep_a_container_until_the_heartbeat_that_reports_its_release(
     assert [books[float(t)] for t in range(1, 8)] == [4, 4, 4, 4, 4, 4, 1]
     # the engine's own allocation: A's container released at t = 2, nothing until B's grant
     lv = res.levels
-    at = lambda t: lv.loc[lv["time"] <= t, "cpu_allocated"].iloc[-1]  # noqa: E731
+    at = lambda t: lv.loc[lv["time"] <= t, "cpu_allocated"].iloc[-1]
     assert at(1.5) == 4 and at(2.5) == 0 and at(3.5) == 0 and at(5.0) == 4
 
 
@@ -189,3 +194,20 @@ def test_lockstep_bisection_follows_bisect_log_at_every_point():
                 and r["k_d"] == pt["k_d"]]
         assert mine == seen
     assert all(r["B0_reachable_cut"] == pytest.approx(0.4) and "missed" in r for r in log)
+
+
+def test_calibration_table_has_one_row_per_target_with_its_verdict():
+    from schedlab.papers.rose.calibration import c1_targets
+    from schedlab.papers.rose.reproduce import _calibration_table
+    b0 = {**_means(booked=0.93), "B0_cpu_used": 0.3}
+    b0.update(c1_targets(b0, 0.70, 0.80))
+    knobs = {"arrival_span": 300.0, "k_d": 4.0, "cpu_scale": 8.0, "v2_cpu_scale": 1.9,
+             "preload_usage": 0.55}
+    b1 = {"B1_excluded": 0.2, "B1_rescheduled": 0.6, "B1_first_try": 0.3, "B1_distance": 0.25}
+    tab = _calibration_table(knobs, b0, {"B0_cpu_backlog": 0.35}, b1)
+    rows = tab[tab["metric"].str.match(r"\([a-e]\)")]
+    rows = rows.set_index(rows["metric"].str[1])
+    assert list(rows.index) == list("abcde")
+    assert rows["within"].to_dict() == {"a": True, "b": False, "c": True, "d": True, "e": True}
+    assert rows.loc["b", "measured"] == pytest.approx(0.93)
+    assert rows.loc["b", "value"] == "span 300 s, k_d 4"

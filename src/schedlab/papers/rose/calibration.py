@@ -26,7 +26,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.papers.rose.checks import B0_CPU_BAND, B0_CPU_TARGET, B1_SHARES_PAPER, R2_MIN_CUT
+from schedlab.papers.rose.checks import (
+    B0_CPU_BAND,
+    B0_CPU_TARGET,
+    B1_SHARES_PAPER,
+    R2_MIN_CUT,
+)
 from schedlab.papers.rose.runs import (
     DEFAULT_KNOBS,
     GUARD_TOL,
@@ -199,6 +204,8 @@ def calibrate(out: str | Path = "out/calibrate/rose", quick: bool = False, *,
     # W-ROSE-2: preload_usage on a grid
     b1_rows: list[dict[str, Any]] = []
     pgrid = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8)
+    runner.run([_job("W2", s, "yarn-opportunistic", {"mQL": q}, {"preload_usage": g}, scale)
+                for g in pgrid for s in seeds for q in MQL], "B1 on the preload_usage grid")
     for g in pgrid:
         b1_rows.append({"workload": "W-ROSE-2", "baseline": "B1 (mQL 5/10/20)",
                         "preload_usage": g, **_b1_shares(runner, seeds, g, scale)})

@@ -26,13 +26,38 @@ import pandas as pd
 
 from schedlab.papers.rose.algorithms import lla
 from schedlab.reproduce.common import Check
-from schedlab.reproduce.protocol import (FAIL, PASS, Accept, ClaimRow, band_claim, combine,
-                                         difference_claim, inconclusive, level_claim, min_seeds,
-                                         ratio_claim)
+from schedlab.reproduce.protocol import (
+    FAIL,
+    PASS,
+    Accept,
+    ClaimRow,
+    band_claim,
+    combine,
+    difference_claim,
+    inconclusive,
+    level_claim,
+    min_seeds,
+    ratio_claim,
+)
 
-__all__ = ["checks", "checks_from_runs", "paired", "paper_table", "variants_frame", "B0_CPU_TARGET",
-           "B0_CPU_BAND", "B1_SHARES_PAPER", "R2_MIN_CUT", "r1_row", "r2_row", "r3_row", "r4_row",
-           "r5_row", "r6_row", "r7_row"]
+__all__ = [
+    "B0_CPU_BAND",
+    "B0_CPU_TARGET",
+    "B1_SHARES_PAPER",
+    "R2_MIN_CUT",
+    "checks",
+    "checks_from_runs",
+    "paired",
+    "paper_table",
+    "r1_row",
+    "r2_row",
+    "r3_row",
+    "r4_row",
+    "r5_row",
+    "r6_row",
+    "r7_row",
+    "variants_frame",
+]
 
 #: C1 target: B0's backlog-period CPU in the paper, and the band R1 accepts
 B0_CPU_TARGET = 0.3637
@@ -136,7 +161,10 @@ def paper_table(runs: pd.DataFrame) -> pd.DataFrame:
     r2 = runs[runs["workload"] == "W-ROSE-2"]
     b1 = r2[r2["policy"].str.startswith("B1")]
     disk_best = max(m(WD, "B1", "disk_backlog"), m(WD, "B2", "disk_backlog"))
+    booked = (f"{100 * m(W1, 'B0', 'mem_booked_backlog'):.1f}%"
+              if "mem_booked_backlog" in runs.columns else "(not measured)")
     rows = [
+        ("B0 memory allocated on the RM's books (backlog period)", "97.1% (RMPlanned)", booked),
         ("B0 CPU utilization (backlog period)", "36.37%", f"{100 * b0:.2f}%"),
         ("ROSE CPU utilization (backlog period)", "65.10%", f"{100 * rose:.2f}%"),
         ("CPU ratio ROSE / B0 (backlog period, geometric mean over seeds)", "x1.79",
@@ -368,7 +396,17 @@ def _r1_mechanism(runs: pd.DataFrame) -> str:
     _, launches = paired(runs, W1, "B0", "ROSE", "spec_launches")
     _, to = paired(runs, W1, "B0", "ROSE", "spec_timeouts")
     _, kills = paired(runs, W1, "B0", "ROSE", "spec_kills")
-    return (f"ROSE adds {100 * (rose.mean() - b0.mean()):.1f} pp of backlog CPU with "
+    text = (f"ROSE adds {100 * (rose.mean() - b0.mean()):.1f} pp of backlog CPU with "
             f"{launches.mean():.0f} speculative launches, {to.mean():.0f} timeouts and "
-            f"{kills.mean():.0f} kills per run; whole-run allocation {_fmt(a0.mean())} (B0) vs "
-            f"{_fmt(ar.mean())} (ROSE); see regime_map_cpu_ratio for where x1.5 is reached")
+            f"{kills.mean():.0f} kills per run; whole-run CPU allocation {_fmt(a0.mean())} (B0) "
+            f"vs {_fmt(ar.mean())} (ROSE)")
+    if "mem_backlog" in runs.columns:
+        m0, mr = paired(runs, W1, "B0", "ROSE", "mem_backlog")
+        text += (f"; backlog memory used {_fmt(np.nanmean(m0))} (B0) vs {_fmt(np.nanmean(mr))} "
+                 f"(ROSE), launch threshold {_fmt(_theta_launch()[1])}")
+    return text + "; see regime_map_cpu_ratio for where x1.5 is reached"
+
+
+def _theta_launch() -> tuple[float, ...]:
+    from schedlab.papers.rose.policy import RosePolicy
+    return tuple(RosePolicy.Params().theta_launch)
