@@ -149,8 +149,9 @@ def test_a_policy_exception_in_compare_is_one_line_exit_4(tmp_path, workers):
                          capture_output=True, text=True, timeout=300, check=False)
     assert res.returncode == 4, res.stderr
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
-    assert errors == [f"error: policy 'decideboom' raised in decide (1 arrival(s)) at t=0 s: "
-                      f"ZeroDivisionError: division by zero ({BAD}:30 in decide)"]
+    want = ("error: policy 'decideboom' raised in decide (1 arrival(s)) at t=0 s: "
+            f"ZeroDivisionError: division by zero ({BAD}:30 in decide)")
+    assert errors == [want]
     assert "Traceback" not in res.stderr
     loud = subprocess.run([sys.executable, "-m", "schedlab", "-v", *map(str, args),
                            "-o", tmp_path / "b"],
