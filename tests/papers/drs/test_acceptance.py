@@ -3,23 +3,39 @@
 Default run: a reduced scale that keeps the calibrated regime. The task-size scale is the
 stored one; only the number of jobs (a = 50) and seeds (2) shrink. The checks are computed
 on those runs through the seed protocol, and their acceptance rows must have the columns,
-ids and kinds of a reproduction's ``acceptance.csv``. ``-m slow``: a ``--quick``
-reproduction's files, and the full reproduction (5 seeds, the whole grid).
+ids and kinds of the archived full run (``src/schedlab/data/expected/drs/``). The
+``--quick`` and full reproductions are in ``test_reproduce_slow.py``.
 """
 from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from schedlab.papers.drs.reproduce import (EC2_CLUSTER, POLICIES, TARGET_LOAD, Run, check_d1,
-                                           check_d2, check_d3, check_d4, check_d5, check_d6,
-                                           check_d7, d3_order, run_group)
+from schedlab.papers.drs.reproduce import (
+    EC2_CLUSTER,
+    POLICIES,
+    TARGET_LOAD,
+    Run,
+    check_d1,
+    check_d2,
+    check_d3,
+    check_d4,
+    check_d5,
+    check_d6,
+    check_d7,
+    d3_order,
+    run_group,
+)
 from schedlab.reproduce.calibration import load_calibration
 from schedlab.reproduce.common import ACCEPTANCE_COLUMNS, acceptance_frame
 
 IDS = ["D1", "D2", "D3", "D4", "D5", "D6", "D7"]
 KINDS = {"D1": "claim", "D2": "unit", "D3": "claim", "D4": "claim", "D5": "unit",
          "D6": "claim", "D7": "claim"}
+ARCHIVE = Path(str(resources.files("schedlab"))) / "data" / "expected" / "drs"
 
 
 @pytest.fixture(scope="module")
@@ -69,34 +85,6 @@ def test_acceptance_rows_have_the_columns_ids_and_kinds(reduced, scale):
     assert claims.value.notna().sum() >= 3 and (claims.per_seed != "").all()
     bad = acc[(acc.kind == "claim") & (acc.verdict != "PASS")]
     assert (bad.mechanism.fillna("") != "").all(), bad
-
-
-@pytest.mark.slow
-def test_quick_reproduction_files(tmp_path):
-    from schedlab.papers.drs.reproduce import reproduce
-    from schedlab.reproduce.report import write_outputs
-    res = reproduce(seeds=2, out=tmp_path, quick=True)
-    write_outputs(res, tmp_path)
-    acc = pd.read_csv(tmp_path / "acceptance.csv")
-    assert list(acc.columns) == ACCEPTANCE_COLUMNS
-    assert dict(zip(acc.id, acc.kind)) == KINDS
-    tun = pd.read_csv(tmp_path / "tuning.csv")
-    assert set(tun.value) == {"wait_first", "cost_first"}
-    assert set(tun.check) == {"D1", "D3", "D4"}
-    assert set(res.meta["stage_seconds"]) == {"acceptance", "whole"}
-    assert (tmp_path / "REPORT.md").exists()
-
-
-@pytest.mark.slow
-def test_full_reproduction(tmp_path):
-    from schedlab.papers.drs.reproduce import reproduce
-    res = reproduce(seeds=5, out=tmp_path)
-    assert res.scale == "full" and [c.id for c in res.checks] == IDS
-    assert {c.id: c.kind for c in res.checks} == KINDS
-    verdict = {c.id: c.verdict for c in res.checks}
-    assert verdict["D2"] == "PASS" and verdict["D5"] == "PASS", res.acceptance().to_string()
-    cal = res.calibration.iloc[0]
-    assert cal["knob"] == "size_scale" and cal["within"]
-    assert set(res.regime_maps["d4"].offered_load) == {0.1, 0.3, 0.6, 0.9, 1.2}
-    for name in ("series", "ilp_gap", "ilp_gap_calibrated", "grid_means"):
-        assert (tmp_path / f"{name}.csv").exists()
+    arch = pd.read_csv(ARCHIVE / "acceptance.csv")
+    assert list(arch.columns) == list(acc.columns)
+    assert list(arch.id) == list(acc.id) and list(arch.kind) == list(acc.kind)
