@@ -34,6 +34,9 @@ class SmallestJobFirst(Policy):
 
     def decide(self, view):
         tasks = view.pending_tasks()                    # waiting tasks, FIFO order of readiness
+        # On a busy cluster most of a long queue fits nowhere: drop those tasks first, in
+        # one vectorised call for the whole queue (-1: no machine has room for one instance).
+        tasks = tasks[view.first_fit(tasks) >= 0]
         if not len(tasks):
             return []
         size = self.job_size[self.workload.job[tasks]]
@@ -44,9 +47,9 @@ class SmallestJobFirst(Policy):
         left = view.pending[order]                      # instances still to place (a copy)
         actions = []
         while True:
-            # One vectorised test for the whole queue: each task's first machine with room,
-            # or -1. Free space only shrinks while we place, so a task that fits nowhere
-            # now will not fit later in this decision: drop it, and ask again for the rest.
+            # Each task's first machine with room in our copy of free, or -1. Free space only
+            # shrinks while we place, so a task that fits nowhere now will not fit later in
+            # this decision: drop it, and ask again for the rest after each placement.
             machine = view.first_fit(order, free)
             keep = (machine >= 0) & (left > 0)
             if not keep.any():

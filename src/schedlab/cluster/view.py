@@ -100,8 +100,9 @@ def first_fit_machines(request: np.ndarray, free: np.ndarray) -> np.ndarray:
     anywhere?" against the machines no other machine beats on the first two columns (the
     skyline, a handful of rows) and the per-column maxima of the others: exact with two
     constraining columns, optimistic with more. On a busy cluster this answers most of the
-    queue -1 at once. Then the tasks left are tested on every machine, in blocks of
-    :data:`_FIT_BLOCK` pairs, for the first that fits.
+    queue -1 at once. Then the tasks left are tested, in blocks of :data:`_FIT_BLOCK`
+    pairs, on the machines with room for the smallest request of each column (on a busy
+    cluster, the few that were just freed), for the first that fits.
     :func:`first_fit_machines_reference` is the same answer from a plain loop.
     """
     request = np.asarray(request, dtype=np.float64)
@@ -110,39 +111,54 @@ def first_fit_machines(request: np.ndarray, free: np.ndarray) -> np.ndarray:
     if not len(request) or not len(free):
         return out
     cols = np.isfinite(free.min(axis=0)).nonzero()[0]
-    req = request[:, cols]
-    if not len(cols) or not (req > 0).any():
+    # one row per resource (reductions over the tasks run along contiguous rows)
+    req = np.ascontiguousarray(request[:, cols].T)
+    asked = req > 0
+    if not asked.any():
         out[:] = 0
         return out
     free_eps = free[:, cols] + FIT_TOLERANCE
-    asked = req > 0
     divisor = np.where(asked, req, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         maybe = _fits_somewhere(free_eps, asked, divisor)
-        step = max(1, _FIT_BLOCK // len(free))
+        if not len(maybe):
+            return out
+        # only machines with room for the smallest request of each resource can fit any
+        # of these (for positive doubles, f / r >= 1 exactly when f >= r)
+        smallest = np.array([req[c, maybe][asked[c, maybe]].min() if asked[c, maybe].all()
+                             else -np.inf for c in range(len(cols))])
+        machines = np.flatnonzero((free_eps >= smallest).all(axis=1))
+        if not len(machines):
+            return out
+        room = free_eps[machines].T                      # resources x machines
+        step = max(1, _FIT_BLOCK // len(machines))
         for lo in range(0, len(maybe), step):
             rows = maybe[lo:lo + step]
-            ok = (~asked[rows, None, :]
-                  | (free_eps[None, :, :] / divisor[rows, None, :] >= 1.0)).all(axis=2)
+            ok = np.ones((len(rows), len(machines)), dtype=bool)
+            for c in range(len(cols)):
+                ok &= ~asked[c, rows, None] | (room[c] / divisor[c, rows, None] >= 1.0)
             first = ok.argmax(axis=1)
-            out[rows] = np.where(ok[np.arange(len(rows)), first], first, -1)
+            hit = ok[np.arange(len(rows)), first]
+            out[rows[hit]] = machines[first[hit]]
     return out
 
 
 def _fits_somewhere(free_eps: np.ndarray, asked: np.ndarray, divisor: np.ndarray) -> np.ndarray:
-    """The tasks (rows of ``asked``/``divisor``) that may fit on some row of ``free_eps``:
-    exact on the first two columns, through their skyline; optimistic on the others,
-    through the per-column maxima. O(log S) per task for a skyline of S machines."""
-    tasks = np.arange(len(asked))
-    if free_eps.shape[1] > 2:
-        top = free_eps[:, 2:].max(axis=0)
-        tasks = tasks[(~asked[:, 2:] | (top / divisor[:, 2:] >= 1.0)).all(axis=1)]
-    if free_eps.shape[1] == 1:
-        return tasks[~asked[tasks, 0] | (free_eps[:, 0].max() / divisor[tasks, 0] >= 1.0)]
-    # The skyline on two columns: machines by the first column, descending, kept if
-    # strictly better on the second than every machine before them. A machine off it fits
-    # only what one on it fits. Along it the first column falls and the second rises, so
-    # the points that fit a task's first column are a prefix, and the last of them has the
+    """The tasks (columns of ``asked``/``divisor``, resources x tasks) that may fit on
+    some row of ``free_eps`` (machines x resources): exact on the first two resources,
+    through their skyline; optimistic on the others, through the per-resource maxima.
+    O(log S) per task for a skyline of S machines."""
+    n_res = free_eps.shape[1]
+    fit = np.ones(asked.shape[1], dtype=bool)
+    for c in range(2, n_res):
+        fit &= ~asked[c] | (free_eps[:, c].max() / divisor[c] >= 1.0)
+    tasks = np.flatnonzero(fit)
+    if n_res == 1:
+        return tasks[~asked[0, tasks] | (free_eps[:, 0].max() / divisor[0, tasks] >= 1.0)]
+    # The skyline on two resources: machines by the first, descending, kept if strictly
+    # better on the second than every machine before them. A machine off it fits only
+    # what one on it fits. Along it the first resource falls and the second rises, so the
+    # points that fit a task's first resource are a prefix, and the last of them has the
     # most room in the second.
     by_first = np.argsort(-free_eps[:, 0], kind="stable")
     second = free_eps[by_first, 1]
@@ -150,14 +166,12 @@ def _fits_somewhere(free_eps: np.ndarray, asked: np.ndarray, divisor: np.ndarray
     np.greater(second[1:], np.maximum.accumulate(second[:-1]), out=keep[1:])
     a = free_eps[by_first[keep], 0]
     b = free_eps[by_first[keep], 1]
-    r0, r1 = divisor[tasks, 0], divisor[tasks, 1]
     # the prefix where a / r0 >= 1, that is a >= r0: for positive doubles, x < y gives a
     # correctly rounded x / y of at most the double just below 1
-    k = np.searchsorted(-a, -r0, side="right")
-    k[~asked[tasks, 0]] = len(a)
+    k = np.searchsorted(-a, -divisor[0, tasks], side="right")
+    k[~asked[0, tasks]] = len(a)
     last = b[np.maximum(k - 1, 0)]
-    fit = (k > 0) & (~asked[tasks, 1] | (last / r1 >= 1.0))
-    return tasks[fit]
+    return tasks[(k > 0) & (~asked[1, tasks] | (last / divisor[1, tasks] >= 1.0))]
 
 
 def first_fit_machines_reference(request: np.ndarray, free: np.ndarray) -> np.ndarray:
