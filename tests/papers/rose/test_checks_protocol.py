@@ -9,8 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schedlab.papers.rose.checks import (checks, r1_row, r2_row, r4_row, r5_row, r6_row,
-                                         r7_row)
+from schedlab.papers.rose.checks import (
+    checks,
+    r1_row,
+    r2_row,
+    r4_row,
+    r5_row,
+    r6_row,
+    r7_row,
+)
 from schedlab.reproduce.common import ACCEPTANCE_COLUMNS, acceptance_frame
 
 IDS = [f"R{i}" for i in range(1, 9)]
@@ -228,7 +235,8 @@ def test_b2_lla_and_instant_differ_end_to_end():
 
 @pytest.mark.slow
 def test_full_run_verdicts_equal_the_archive(tmp_path):
-    """A full reproduction's verdicts equal the archived ones (about 6 min on 2 quiet cores)."""
+    """A full reproduction's verdicts equal the archived ones (about 7 min on the 2 shared
+    cores)."""
     from pathlib import Path
 
     import schedlab

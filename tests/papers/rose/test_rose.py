@@ -7,16 +7,18 @@ import pandas as pd
 import pytest
 
 import schedlab
-from schedlab.cluster.spec import homogeneous_cluster
-from schedlab.papers.rose._tick import TickState
-from schedlab.papers.rose._lla_batch import lla_batch
-from schedlab.papers.rose.algorithms import eliminate_outlier_mean as outlier_trimmed_mean, lla
-from schedlab.papers.rose.algorithms import mmf
-from schedlab.papers.rose.algorithms import MachineRating, job_penalty, tbamr as tbamr_scores
 from schedlab.cluster.actions import Dequeue, Place, Preempt
+from schedlab.cluster.spec import homogeneous_cluster
+from schedlab.papers.rose._lla_batch import lla_batch
+from schedlab.papers.rose._tick import TickState
+from schedlab.papers.rose.algorithms import MachineRating, job_penalty, lla, mmf
+from schedlab.papers.rose.algorithms import (
+    eliminate_outlier_mean as outlier_trimmed_mean,
+)
+from schedlab.papers.rose.algorithms import tbamr as tbamr_scores
 from schedlab.papers.rose.policy import RosePolicy
-from schedlab.workload.job import Workload
 from schedlab.papers.rose.workloads import w_rose_1, w_rose_2
+from schedlab.workload.job import Workload
 
 
 # ------------------------------------------------------------------ R8: LLA, exact
@@ -440,6 +442,7 @@ def test_backlog_utilization_hand_worked():
     Backlog ticks (1 s) at 0, 2, 3 -> intervals [0,1) [2,3) [3,4): area 0.25 + 0.75 + 0.75
     = 1.75 over 3 s = 0.58333."""
     from types import SimpleNamespace
+
     from schedlab.papers.rose.metrics import backlog_utilization
     lv = pd.DataFrame({"time": [0.0, 2.0, 5.0], "cpu_used": [1.0, 3.0, 0.0],
                        "cpu_capacity": [4.0] * 3, "cpu_allocated": [4.0, 4.0, 0.0],
@@ -488,8 +491,8 @@ def test_backlog_ticks_cover_the_pending_time_of_b0():
 
 @pytest.mark.slow
 def test_reproduce_quick_fills_every_section(tmp_path):
-    from schedlab.reproduce.report import write_outputs
     from schedlab.papers.rose.reproduce import REGIME_K_D, REGIME_LOADS, reproduce
+    from schedlab.reproduce.report import write_outputs
     res = reproduce(seeds=1, out=tmp_path, quick=True, verbose=False)
     assert [c.id for c in res.checks] == [f"R{i}" for i in range(1, 9)]
     assert res.scale == "quick"

@@ -36,6 +36,10 @@ Faults and measurement (every policy):
   pending regular requests: instances that are ready and not running as regular
   containers. With upgrades (ROSE) a task queued or running speculatively keeps its
   regular request open, so it counts too.
+* **The RM's books** (RMPlanned, C1's targets): after each tick's RM round a heartbeating
+  node's row of ``_books`` becomes its regular allocation, grants included, so a container
+  counts until the heartbeat that reports its release; ``rm_books`` holds the cluster's
+  booked cpu and memory per tick.
 * **Placements** (R5 and its mechanism, ``record_placement``): every speculative placement
   records the chosen machine's CPU gap to the cluster minimum and to the least-loaded
   admissible machine, whether it was already above ``theta_adm``, the queue it found, and,
@@ -65,7 +69,7 @@ from schedlab.papers.rose._rm import ResourceManagerRound
 from schedlab.papers.rose._tick import TickState
 from schedlab.policies.base import Policy, PolicyParams
 
-__all__ = ["LayeredParams", "SpeculativeParams", "LayeredPolicy", "ceil_div"]
+__all__ = ["LayeredParams", "LayeredPolicy", "SpeculativeParams", "ceil_div"]
 
 _GOLDEN = 0.6180339887498949
 _BOOKED = [R_CPU, R_MEM]          # the resources the RM's books are kept for

@@ -25,8 +25,18 @@ from schedlab.papers.rose._layered import ceil_div
 from schedlab.papers.rose.algorithms import segments
 from schedlab.papers.rose.sparrow import SparrowPolicy
 
-__all__ = ["Reference", "RoseReference", "Plain", "PlainB1", "PlainB2", "heap_allocation",
-           "ref_trimmed_rows", "ref_segment_means", "ref_load_levels", "NL"]
+__all__ = [
+    "NL",
+    "Plain",
+    "PlainB1",
+    "PlainB2",
+    "Reference",
+    "RoseReference",
+    "heap_allocation",
+    "ref_load_levels",
+    "ref_segment_means",
+    "ref_trimmed_rows",
+]
 
 NL = nm.N_LOAD
 

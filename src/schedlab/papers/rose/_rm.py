@@ -15,10 +15,9 @@ from operator import lt as _lt
 import numpy as np
 
 from schedlab.cluster.actions import Dequeue, Place, Promote
-from schedlab.cluster.spec import R_MEM
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
+from schedlab.cluster.spec import R_MEM
 from schedlab.papers.rose._tick import TickState
-
 
 __all__ = ["ResourceManagerRound"]
 

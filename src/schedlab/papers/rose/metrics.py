@@ -12,9 +12,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["utilization_series", "rose_summary", "speculative_shares", "regular_p95_slowdown",
-           "regular_task_times", "backlog_utilization", "placement_mechanism", "rm_books_backlog",
-           "critical_path_bound"]
+__all__ = [
+    "backlog_utilization",
+    "critical_path_bound",
+    "placement_mechanism",
+    "regular_p95_slowdown",
+    "regular_task_times",
+    "rm_books_backlog",
+    "rose_summary",
+    "speculative_shares",
+    "utilization_series",
+]
 
 _RES = ("cpu", "mem", "disk")
 

@@ -31,13 +31,33 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from schedlab.cluster.spec import R_CPU, R_MEM, ClusterSpec, cluster_from_table, homogeneous_cluster
+from schedlab.cluster.spec import (
+    R_CPU,
+    R_MEM,
+    ClusterSpec,
+    cluster_from_table,
+    homogeneous_cluster,
+)
 from schedlab.workload.job import Workload
 from schedlab.workload.table import normalize_workload
 
-__all__ = ["rose_cluster", "rose_cluster_v2", "w_rose_1", "w_rose_1_v2", "w_rose_1_v3", "w_rose_2",
-           "v3_runtimes", "usage_ratio_pairs", "usage_steps", "UsageModel", "UsageSpread",
-           "MACHINE_CLASSES", "V3_RUNTIME", "V3_REQUEST", "K_D_RANGE"]
+__all__ = [
+    "K_D_RANGE",
+    "MACHINE_CLASSES",
+    "V3_REQUEST",
+    "V3_RUNTIME",
+    "UsageModel",
+    "UsageSpread",
+    "rose_cluster",
+    "rose_cluster_v2",
+    "usage_ratio_pairs",
+    "usage_steps",
+    "v3_runtimes",
+    "w_rose_1",
+    "w_rose_1_v2",
+    "w_rose_1_v3",
+    "w_rose_2",
+]
 
 UsageModel = Literal["synthetic", "google", "alibaba"]
 
@@ -58,7 +78,10 @@ def _real_pairs(source: str) -> np.ndarray:
             df = _google_pairs_pandas()
         pairs = df[["cpu_ratio", "mem_ratio"]].to_numpy(dtype=float)
     elif source == "alibaba":
-        from schedlab.workload.traces.alibaba2018 import container_usage_ratios, read_container_usage
+        from schedlab.workload.traces.alibaba2018 import (
+            container_usage_ratios,
+            read_container_usage,
+        )
         from schedlab.workload.traces.base import default_traces_dir
         path = default_traces_dir() / "alibaba-2018" / "container_usage_sample.csv.gz"
         df = container_usage_ratios(read_container_usage(path))
