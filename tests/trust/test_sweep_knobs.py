@@ -3,22 +3,23 @@ from the spec or the command line, applied once to each trial's inputs, part of 
 and the extra-columns notice, said once by ``compare`` and ``sweep``."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 import schedlab
+from schedlab.cli.main import app
 from schedlab.errors import InputError
 from schedlab.sweeps import load_spec, sweep
 from schedlab.sweeps.spec import TrialConfig, trial_key
 
 
-def _cli(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "schedlab", *map(str, args)],
-                          capture_output=True, text=True, timeout=300, check=False)
+def _cli(*args: object):
+    """``schedlab ARGS`` in this process: ``.returncode``, ``.stdout`` and ``.stderr``."""
+    res = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "300"})
+    res.returncode = res.exit_code
+    return res
 
 
 def _jobs(n: int = 40, *, seed: int = 0) -> pd.DataFrame:
