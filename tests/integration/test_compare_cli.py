@@ -80,6 +80,7 @@ def test_report_and_per_class_table(compared):
     html = (compared / "report.html").read_text()
     for label in LABELS:
         assert label in html
-    assert html.count("data:image/png;base64,") + html.count('<p class="empty">') == 5
+    # the headline ratios, utilization, CDFs, per-job bars, evictions and the heatmap
+    assert html.count("data:image/png;base64,") + html.count('<p class="empty">') == 6
     per_class = pd.read_csv(compared / "per_class_seed0.csv")
     assert set(per_class["policy"]) == set(LABELS)

@@ -32,7 +32,8 @@ def _cli_summary(tmp_path, *args: str) -> str:
 @pytest.mark.parametrize("seed", [0, 1, 7])
 def test_builtin_workload_same_as_cli(tmp_path, seed):
     api = schedlab.simulate("builtin:demo", "builtin:demo", "fifo", seed=seed)
-    assert _as_saved(api.summary) == _cli_summary(tmp_path, "-s", str(seed))
+    assert _as_saved(api.summary) == _cli_summary(tmp_path, "-w", "builtin:demo", "-c", "builtin:demo",
+                                                   "-s", str(seed))
 
 
 def test_builtin_workload_follows_the_seed():
@@ -45,7 +46,8 @@ def test_workload_file_same_as_cli(tmp_path):
     path = tmp_path / "w.csv"
     demo_workload(3, n_jobs=15).to_csv(path, index=False)
     api = schedlab.simulate(str(path), "builtin:demo", "fifo", seed=4, params={"placement": "random"})
-    cli = _cli_summary(tmp_path, "-w", str(path), "-s", "4", "--param", "placement=random")
+    cli = _cli_summary(tmp_path, "-w", str(path), "-c", "builtin:demo", "-s", "4",
+                       "--param", "placement=random")
     assert _as_saved(api.summary) == cli
 
 
