@@ -187,13 +187,13 @@ def test_interrupted_compare_resumes_with_nothing_lost_or_duplicated(cli, worklo
     with pytest.raises(KeyboardInterrupt):
         schedlab.compare(str(workload_csv), str(cluster_csv), labels, 2, out, report=False,
                          workers=1, progress=stop_after_two, stats=stats)
-    kept = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
+    kept = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.pkl")}
     assert len(kept) == 2 == stats["done"] and not (out / "runs.csv").exists()
     cli("compare", "-w", workload_csv, "-c", cluster_csv, "-p", ",".join(labels), "--seeds", 2,
         "-o", out, "--no-report", "--workers", 2)
     runs = pd.read_csv(out / "runs.csv")
     assert len(runs) == 6 and not runs.duplicated(["policy", "seed"]).any()
-    after = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.pkl")}
     assert len(after) == 6 and all(after[k] == v for k, v in kept.items())   # not run again
     # the parallel, resumed result is the sequential one
     fresh = schedlab.compare(str(workload_csv), str(cluster_csv), labels, 2, report=False, workers=1)
@@ -280,7 +280,7 @@ def test_resumed_compare_pools_kept_runs_in_its_figures(workload_csv, cluster_cs
     with pytest.raises(KeyboardInterrupt):
         schedlab.compare(str(workload_csv), str(cluster_csv), ["fifo"], 3, out, report=False,
                          workers=1, progress=stop_after_two)
-    assert len(list((out / "runs").glob("*.digest.pkl"))) == 2
+    assert len(list((out / "runs").glob("*.pkl"))) == 2
     seen = {}
 
     def capture(path, summary, runs, **kw):
