@@ -171,7 +171,7 @@ def test_compare_of_other_inputs_needs_overwrite(cli, workload_csv, cluster_csv,
         "--no-report", code=2)
     cli("compare", "-w", "builtin:demo", "-c", cluster_csv, "-p", "fifo", "--seeds", 1, "-o", out,
         "--no-report", "--overwrite")
-    assert len(list((out / "runs").glob("*.json"))) == 1
+    assert len(list((out / "runs").glob("*.pkl"))) == 1
 
 
 def test_interrupted_compare_resumes_with_nothing_lost_or_duplicated(cli, workload_csv, cluster_csv,
