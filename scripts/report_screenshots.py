@@ -12,7 +12,7 @@ on opening it). It prints what it measured: each page's height, and where the fi
 of each reproduction report starts and which columns it has. ``screenshots.json`` in the
 output folder holds the same figures.
 
-    python scripts/report_screenshots.py OUT [--papers dress,hybrid,rose] [--work DIR]
+    python scripts/report_screenshots.py OUT [--papers dress,drs,hybrid,rose] [--work DIR]
 
 The pages are measured by rendering a copy with a small script appended (the reports hold
 no script); the screenshots are of the reports as written. Chromium is Debian's
@@ -159,7 +159,7 @@ def take(out: Path, *, papers: list[str], work: Path | None = None,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path, help="folder for the screenshots")
-    ap.add_argument("--papers", default="dress,hybrid,rose",
+    ap.add_argument("--papers", default="dress,drs,hybrid,rose",
                     help="archived reproductions to render (comma-separated)")
     ap.add_argument("--work", type=Path, default=None,
                     help="folder for the reports themselves (default: OUT/reports)")
