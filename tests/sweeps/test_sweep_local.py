@@ -7,11 +7,24 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.sweeps.sweep_helpers import write_spec
 from schedlab.sweeps import load_results, run_trial, sweep
 from schedlab.sweeps.trial import BOOKKEEPING_COLUMNS
 
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_from_a_terminal():
+    """Ctrl-C's default action for the commands these tests start, as a terminal gives it: a
+    shell's background job (a CI runner's, say) inherits SIGINT ignored, and a child keeps an
+    ignored signal ignored; a handled one is reset to the default at exec."""
+    old = signal.getsignal(signal.SIGINT)
+    if old is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 def test_sweep_records_failures_and_resumes(tiny_workload, tmp_path):
     spec = write_spec(tmp_path / "s.toml", [str(tiny_workload), str(tmp_path / "missing.csv")])
