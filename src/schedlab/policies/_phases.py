@@ -17,7 +17,7 @@ from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import FIT_TOLERANCE as _EPS
 from schedlab.policies._jit import compiled_module
 
-__all__ = ["fit_counts", "fits_any", "spread", "candidate_mask", "active_columns",
+__all__ = ["fit_counts", "spread", "candidate_mask", "active_columns",
            "greedy_place", "machine_order"]
 
 _FRONTIER_MIN = 4
@@ -196,24 +196,6 @@ def _room(free_eps: np.ndarray, req: np.ndarray) -> np.ndarray:
 def candidate_mask(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
     """Tasks that may fit on some machine (see :class:`Frontier`)."""
     return Frontier(free).mask(req_rows)
-
-
-def fits_any(req_rows: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """For each request row, whether one instance fits on some row of ``free`` (exact).
-
-    Meant for a few machines (``free`` small), e.g. the ones freed since a decision.
-    """
-    out = np.zeros(len(req_rows), dtype=bool)
-    if not len(free) or not len(req_rows):
-        return out
-    cols = active_columns(free)                  # unbounded columns constrain nothing
-    free, req_rows = free[:, cols], req_rows[:, cols]
-    free_eps = free[None, :, :] + _EPS
-    step = max(1, 2 ** 18 // max(free.size, 1))             # bounded temporaries
-    for lo in range(0, len(req_rows), step):
-        r = req_rows[lo:lo + step, None, :]
-        out[lo:lo + step] = ((r <= free_eps) | (r <= 0)).all(axis=2).any(axis=1)
-    return out
 
 
 def active_columns(capacity: np.ndarray) -> np.ndarray:
