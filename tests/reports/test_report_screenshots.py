@@ -16,8 +16,8 @@ from scripts.report_screenshots import FIRST_SCREEN, WIDTH, take
 # deselected by tests/reports/conftest.py where no chromium is installed
 pytestmark = pytest.mark.browser
 
-#: the demo comparison is about 5,800 px tall (7 figures); the DRESS reproduction report
-#: was 14,000 px of per-job tables before its details were folded away
+#: the demo comparison is about 5,800 px tall (7 figures); a reproduction report keeps its
+#: per-job tables folded away, so it stays near 1,500 px
 MAX_COMPARE_HEIGHT = 9000
 MAX_REPRODUCTION_HEIGHT = 2500
 
