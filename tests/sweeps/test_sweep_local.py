@@ -14,18 +14,6 @@ from schedlab.sweeps import load_results, run_trial, sweep
 from schedlab.sweeps.trial import BOOKKEEPING_COLUMNS
 
 
-
-@pytest.fixture(autouse=True)
-def _sigint_as_from_a_terminal():
-    """Ctrl-C's default action for the commands these tests start, as a terminal gives it: a
-    shell's background job (a CI runner's, say) inherits SIGINT ignored, and a child keeps an
-    ignored signal ignored; a handled one is reset to the default at exec."""
-    old = signal.getsignal(signal.SIGINT)
-    if old is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, old)
-
 def test_sweep_records_failures_and_resumes(tiny_workload, tmp_path):
     spec = write_spec(tmp_path / "s.toml", [str(tiny_workload), str(tmp_path / "missing.csv")])
     out = tmp_path / "out"
@@ -79,7 +67,7 @@ def _count(d: Path) -> int:
     return len(list(d.glob("trial-*.parquet")))
 
 
-def test_resume_after_sigint_cli(tiny_workload, tmp_path):
+def test_resume_after_sigint_cli(tiny_workload, tmp_path, sigint_as_from_a_terminal):
     """Ctrl-C after exactly 3 stored results (the driver pauses there until the signal comes,
     see pause_after_results.py), then a rerun finishes the other 17 without redoing any."""
     spec = write_spec(tmp_path / "s.toml", [str(tiny_workload)], seeds=5,

@@ -20,16 +20,7 @@ SCHEDLAB = str(Path(sys.executable).with_name("schedlab"))
 
 
 
-@pytest.fixture(autouse=True)
-def _sigint_as_from_a_terminal():
-    """Ctrl-C's default action for the commands these tests start, as a terminal gives it: a
-    shell's background job (a CI runner's, say) inherits SIGINT ignored, and a child keeps an
-    ignored signal ignored; a handled one is reset to the default at exec."""
-    old = signal.getsignal(signal.SIGINT)
-    if old is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, old)
+pytestmark = pytest.mark.usefixtures("sigint_as_from_a_terminal")
 
 def _descendants(pid: int) -> set[int]:
     parent_of = {}
