@@ -333,8 +333,6 @@ def test_incremental_state_equals_its_references_at_every_decision(name, monkeyp
         assert any(r[9] == 1 for r in a.attempts), "no opportunistic work: slots untested"
 
 
-@pytest.mark.xfail(strict=True, reason="a contended machine's usage stays in the live total "
-                   "after it fails (the used total is settled only while it is alive)")
 def test_a_failed_contended_machine_leaves_the_used_total():
     w, cluster = _rose_contended()
     sim = Simulation(w, cluster, make_policy("rose", {}), seed=3)

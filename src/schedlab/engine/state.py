@@ -184,6 +184,10 @@ class ClusterState(Ledgers, VirtualClocks, TaskQueues, UsageSteps):
         self.changes.touched.add(m)
         for (mm, j) in [k for k in self.reservations if k[0] == m]:
             self.unreserve(mm, j)
+        if self._factor[2 * m] != 1.0 or self._factor[2 * m + 1] != 1.0:
+            # a contended machine's used row is settled into the cluster total only by
+            # refresh, and only while it is alive: settle it now that its work has left
+            self.refresh(m)
         self.alive[m] = False
         self._alive_rows[m] = False
         self.n_dead += 1
