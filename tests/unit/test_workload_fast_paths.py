@@ -1,11 +1,13 @@
-"""The workload builders' and run summaries' fast paths against plain references.
+"""The workload builders' and run summaries' fast paths against their plain references in src.
 
-The parent checks, the Workload CSR arrays, the critical path and the TPC-H duration checks
-are compared with their references in src (``check_parents_reference``,
-``edges_reference``, ``critical_path_reference``, ``durations_reference``) through
+The parent checks, the Workload CSR arrays, the critical path, the TPC-H duration checks
+and the Google task table are compared with their references (``check_parents_reference``,
+``edges_reference``, ``critical_path_reference``, ``durations_reference``,
+``google_task_table_reference``: pandas' sort and groupby) through
 :func:`schedlab.testing.same_decisions.assert_same_function`, error message for error
-message. The DRS job table, the Google task table and the attempts frame are compared
-with tables built row by row or by pandas here, bit for bit (their draws: ``test_draws.py``).
+message and bit for bit. The DRS job table (``drs_jobs_reference``: row by row, draws
+through numpy's own methods; the draws themselves: ``test_draws.py``) and the attempts
+frame (``attempts_frame_reference``: typed column by column) on fixed cases, bit for bit.
 """
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ import schedlab
 from schedlab.errors import InputError
 from schedlab.metrics import records
 from schedlab.papers.drs import workloads as dw
+from schedlab.papers.hybrid.google2011 import (
+    _google_task_table,
+    google_task_table_reference,
+)
 from schedlab.testing.same_decisions import assert_same_function
 from schedlab.workload.job import Workload, critical_path_reference, edges_reference
 from schedlab.workload.table import (
@@ -29,46 +35,6 @@ from schedlab.workload.table import (
     normalize_workload,
 )
 from schedlab.workload.traces import tpch
-
-
-# ------------------------------------------------------------------ references
-def ref_drs_jobs(a: int, m: int, *, rate: float, seed: int, sizes: str,
-                 size_scale: float) -> pd.DataFrame:
-    """drs_jobs row by row, as a list of tuples (the DAGs drawn through numpy's own
-    methods, ``_NumpyDraws``)."""
-    rng = np.random.default_rng(np.random.SeedSequence([seed, a, m, int(rate * 1000), 7]))
-    rows = []
-    for j in range(a):
-        parents = dw._dag_parents(m, dw._NumpyDraws(rng))
-        dur = (rng.choice([0.1, 0.4], m) if sizes == "bimodal"
-               else 0.1 * np.exp(0.6 * rng.standard_normal(m))) * size_scale
-        if j % 2 == 0:
-            cpu, mem = rng.uniform(0.5, 2.0, m), rng.uniform(0.5, 1.0, m)
-        else:
-            cpu, mem = rng.uniform(0.25, 0.5, m), rng.uniform(2.0, 4.0, m)
-        for t in range(m):
-            rows.append((f"j{j}", f"t{t}", j / rate, float(dur[t]), float(cpu[t]),
-                         float(mem[t]), ";".join(f"t{p}" for p in parents[t]),
-                         "cpu" if j % 2 == 0 else "mem"))
-    df = pd.DataFrame(rows, columns=["job_id", "task_id", "submit_time", "duration", "cpu",
-                                     "mem", "parents", "stage"])
-    return dw.add_deadlines(df, rng)
-
-
-def ref_attempts_frame(sim) -> pd.DataFrame:
-    """Built as a frame first, then typed column by column."""
-    rows = sim.records.attempts
-    if rows:
-        df = pd.DataFrame({n: np.asarray(c) for n, c in zip(records.ATTEMPT_FIELDS, zip(*rows))})
-    else:
-        df = pd.DataFrame({n: np.zeros(0) for n in records.ATTEMPT_FIELDS})
-    for c in ("task", "inst_lo", "count", "machine", "outcome", "attempt"):
-        df[c] = df[c].astype(np.int64)
-    for c in ("opportunistic", "sticky", "final"):
-        df[c] = df[c].astype(bool)
-    df["outcome_name"] = pd.Categorical.from_codes(df["outcome"].to_numpy(),
-                                                   categories=list(records.OUTCOMES))
-    return df
 
 
 def outcome(fn, *args):
@@ -163,7 +129,7 @@ def test_critical_path_of_a_long_chain_and_of_tasks_without_parents():
 def test_drs_jobs_match_the_row_by_row_table(a, m, rate, sizes, scale):
     """The job table built column-wise (draws through ``schedlab.draws``, proved equal to
     numpy's in ``test_draws.py``) is the table built row by row."""
-    ref = ref_drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
+    ref = dw.drs_jobs_reference(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
     got = dw.drs_jobs(a, m, rate=rate, seed=4, sizes=sizes, size_scale=scale)
     pd.testing.assert_frame_equal(got, ref, check_exact=True)
     assert got.dtypes.to_dict() == ref.dtypes.to_dict()
@@ -202,9 +168,9 @@ def test_attempts_frame_matches_the_frame_typed_column_by_column():
     outcomes = {row[7] for row in res.sim.records.attempts}
     assert len(outcomes) > 1                       # completions and preemptions
     got = records.attempts_frame(res.sim)
-    pd.testing.assert_frame_equal(got, ref_attempts_frame(res.sim), check_exact=True)
+    pd.testing.assert_frame_equal(got, records.attempts_frame_reference(res.sim), check_exact=True)
     res.sim.records.attempts.clear()
-    pd.testing.assert_frame_equal(records.attempts_frame(res.sim), ref_attempts_frame(res.sim))
+    pd.testing.assert_frame_equal(records.attempts_frame(res.sim), records.attempts_frame_reference(res.sim))
 
 
 @settings(max_examples=100, deadline=None)
@@ -242,23 +208,6 @@ def test_canonical_table_defaults_and_types(present, n):
 
 
 # ------------------------------------------------------------------ Google task table
-def ref_google_task_table(ev: pd.DataFrame) -> pd.DataFrame:
-    """Sorted and grouped by pandas."""
-    ev = ev.copy()
-    ev["t"] = np.maximum(ev["time"].to_numpy() / 1e6 - 600.0, 0.0)
-    ev = ev.sort_values(["job_id", "task_index", "t"], kind="stable")
-    key = ["job_id", "task_index"]
-    first = ev.groupby(key, sort=False).agg(submit=("t", "first"), priority=("priority", "last"),
-                                            mem=("mem", "max"))
-    data_end = float(ev["t"].max())
-    sched = ev[ev["event_type"] == 1].groupby(key, sort=False)["t"].last().rename("start")
-    ends = ev[ev["event_type"].isin([2, 3, 4, 5, 6])].groupby(key, sort=False)["t"].last()
-    out = first.join(sched, how="inner").join(ends.rename("end"), how="left")
-    out["end"] = out["end"].where(out["end"] >= out["start"], np.nan).fillna(data_end)
-    out["runtime"] = (out["end"] - out["start"]).clip(lower=1.0)
-    return out.reset_index()
-
-
 def _table(frame: pd.DataFrame) -> tuple:
     """A frame as plain values the harness compares exactly: columns, dtypes, arrays."""
     return (list(frame.columns), [str(t) for t in frame.dtypes],
@@ -274,13 +223,11 @@ def _events(rows) -> pd.DataFrame:
 
 
 def test_google_task_table_matches_pandas_groupby():
-    from schedlab.papers.hybrid.workloads import _google_task_table
     events = st.lists(st.tuples(st.integers(0, 2 * 10**9), st.integers(0, 3), st.integers(0, 3),
                                 st.integers(0, 8), st.integers(0, 11),
                                 st.one_of(st.just(float("nan")), st.floats(0, 1))),
                       min_size=1, max_size=60)
-    assert_same_function(
-        lambda rows: _table(_google_task_table(*(_events(rows)[c].to_numpy()
-                                                 for c in _TASK_EVENTS))),
-        lambda rows: _table(ref_google_task_table(_events(rows))),
-        events, max_examples=60, prepare=lambda rows: ((rows,), {}))
+    columns = lambda rows: (tuple(_events(rows)[c].to_numpy() for c in _TASK_EVENTS), {})
+    assert_same_function(lambda *ev: _table(_google_task_table(*ev)),
+                         lambda *ev: _table(google_task_table_reference(*ev)),
+                         events, max_examples=60, prepare=columns)

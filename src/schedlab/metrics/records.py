@@ -12,14 +12,13 @@ import numpy as np
 import pandas as pd
 
 from schedlab.cluster.spec import RESOURCES
-
 from schedlab.engine.records import OUTCOMES
 
 if TYPE_CHECKING:
     from schedlab.engine.simulation import Simulation
 
-__all__ = ["ATTEMPT_FIELDS", "attempts_frame", "expand_instances", "levels_frame",
-           "machines_frame", "samples_frame"]
+__all__ = ["ATTEMPT_FIELDS", "attempts_frame", "attempts_frame_reference", "expand_instances",
+           "levels_frame", "machines_frame", "samples_frame"]
 
 ATTEMPT_FIELDS = ("task", "inst_lo", "count", "machine", "alloc_time", "start_time", "end_time",
                   "outcome", "attempt", "opportunistic", "sticky", "queue_time", "final",
@@ -30,7 +29,7 @@ _INT_FIELDS = ("task", "inst_lo", "count", "machine", "outcome", "attempt")
 _BOOL_FIELDS = ("opportunistic", "sticky", "final")
 
 
-def attempts_frame(sim: "Simulation") -> pd.DataFrame:
+def attempts_frame(sim: Simulation) -> pd.DataFrame:
     """Group-level attempt records, sorted by (end_time, task, instance)."""
     rows = sim.records.attempts
     if rows:
@@ -46,7 +45,25 @@ def attempts_frame(sim: "Simulation") -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def expand_instances(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
+def attempts_frame_reference(sim: Simulation) -> pd.DataFrame:
+    """The reference for :func:`attempts_frame`: the frame built first, then typed column
+    by column in place."""
+    rows = sim.records.attempts
+    if rows:
+        df = pd.DataFrame({name: np.asarray(col)
+                           for name, col in zip(ATTEMPT_FIELDS, zip(*rows))})
+    else:
+        df = pd.DataFrame({name: np.zeros(0) for name in ATTEMPT_FIELDS})
+    for c in _INT_FIELDS:
+        df[c] = df[c].astype(np.int64)
+    for c in _BOOL_FIELDS:
+        df[c] = df[c].astype(bool)
+    df["outcome_name"] = pd.Categorical.from_codes(df["outcome"].to_numpy(),
+                                                   categories=list(OUTCOMES))
+    return df
+
+
+def expand_instances(sim: Simulation, att: pd.DataFrame) -> pd.DataFrame:
     """One row per task instance attempt, with the columns of ``tasks.parquet``."""
     w = sim.w
     counts = att["count"].to_numpy()
@@ -79,7 +96,7 @@ def expand_instances(sim: "Simulation", att: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def levels_frame(sim: "Simulation") -> pd.DataFrame:
+def levels_frame(sim: Simulation) -> pd.DataFrame:
     """Cluster-wide step series: at ``time`` the totals change to the row's values."""
     buf = sim.records.levels()
     R = len(RESOURCES)
@@ -91,7 +108,7 @@ def levels_frame(sim: "Simulation") -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def machines_frame(sim: "Simulation") -> pd.DataFrame:
+def machines_frame(sim: Simulation) -> pd.DataFrame:
     """Per-machine time-weighted mean utilization (allocated and used) while alive."""
     recs = sim.records
     alive = np.maximum(recs.area_alive, 1e-300)
@@ -107,7 +124,7 @@ def machines_frame(sim: "Simulation") -> pd.DataFrame:
     return df
 
 
-def samples_frame(sim: "Simulation") -> pd.DataFrame:
+def samples_frame(sim: Simulation) -> pd.DataFrame:
     """Long table of per-machine utilization snapshots (for heat maps)."""
     recs = sim.records
     if not recs.samples_t:

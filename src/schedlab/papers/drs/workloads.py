@@ -26,8 +26,20 @@ import pandas as pd
 from schedlab.cluster.spec import ClusterSpec, cluster_from_table
 from schedlab.draws import bounded_draw, fast_draws_match, sample_without_replacement
 
-__all__ = ["CPU_REF", "MEM_REF", "F_REF", "drs_cluster", "drs_cluster_1", "drs_cluster_2",
-           "drs_jobs", "add_deadlines", "alibaba_dags", "tpch_dags", "traces_dir"]
+__all__ = [
+    "CPU_REF",
+    "F_REF",
+    "MEM_REF",
+    "add_deadlines",
+    "alibaba_dags",
+    "drs_cluster",
+    "drs_cluster_1",
+    "drs_cluster_2",
+    "drs_jobs",
+    "drs_jobs_reference",
+    "tpch_dags",
+    "traces_dir",
+]
 
 CPU_REF = 16.0
 MEM_REF = 32.0
@@ -158,6 +170,34 @@ def drs_jobs(a: int, m: int, *, rate: float, seed: int = 0, sizes: str = "lognor
         "submit_time": job / rate, "duration": _joined(durations), "cpu": _joined(cpus),
         "mem": _joined(mems), "parents": parents,
         "stage": [("cpu", "mem")[j % 2] for j in range(a) for _ in range(m)]})
+    return add_deadlines(df, rng)
+
+
+def drs_jobs_reference(a: int, m: int, *, rate: float, seed: int = 0,
+                       sizes: str = "lognormal", sigma: float = 0.6, median: float = 0.1,
+                       size_scale: float = 1.0) -> pd.DataFrame:
+    """The reference for :func:`drs_jobs`: the same table built row by row, as a list of
+    tuples, with the DAGs drawn through numpy's own methods (:class:`_NumpyDraws`).
+
+    Same arguments, same generator and the same draws in the same order, so the two
+    tables are equal bit for bit.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence([seed, a, m, int(rate * 1000), 7]))
+    rows = []
+    for j in range(a):
+        parents = _dag_parents(m, _NumpyDraws(rng))
+        dur = (rng.choice([0.1, 0.4], m) if sizes == "bimodal"
+               else median * np.exp(sigma * rng.standard_normal(m))) * size_scale
+        if j % 2 == 0:
+            cpu, mem = rng.uniform(0.5, 2.0, m), rng.uniform(0.5, 1.0, m)
+        else:
+            cpu, mem = rng.uniform(0.25, 0.5, m), rng.uniform(2.0, 4.0, m)
+        for t in range(m):
+            rows.append((f"j{j}", f"t{t}", j / rate, float(dur[t]), float(cpu[t]),
+                         float(mem[t]), ";".join(f"t{p}" for p in parents[t]),
+                         "cpu" if j % 2 == 0 else "mem"))
+    df = pd.DataFrame(rows, columns=["job_id", "task_id", "submit_time", "duration", "cpu",
+                                     "mem", "parents", "stage"])
     return add_deadlines(df, rng)
 
 
