@@ -9,9 +9,11 @@ of the plain phases of ``algorithms.py``.
   of the pending tasks at every decision, and every "no victim" of the victim pre-check is
   confirmed by the full search over the running groups;
 * random states (:func:`assert_same_function`): the compiled scans and their numpy twins
-  against the plain slot draw, largest room and first-fitting scan, and the class queue
-  against :func:`~schedlab.papers.hybrid.algorithms.priority_order` on random add/drop
-  sequences.
+  against the plain slot draw (:func:`~schedlab.papers.hybrid.algorithms.choose_slot`),
+  largest room (:func:`~schedlab.papers.hybrid.algorithms.largest_room`) and first-fitting
+  scan (:func:`~schedlab.papers.hybrid.algorithms.first_wanted_reference`, the scan of
+  :func:`~schedlab.papers.hybrid.algorithms.fill_free_slots`), and the class queue against
+  :func:`~schedlab.papers.hybrid.algorithms.priority_order` on random add/drop sequences.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from schedlab.papers.hybrid._fast import _ClassQueue
 from schedlab.papers.hybrid.algorithms import (
     TOL,
     choose_slot,
+    first_wanted_reference,
     largest_room,
     priority_order,
 )
@@ -191,20 +194,9 @@ def scan_cases(draw):
             limit, draw(st.booleans()))
 
 
-def _plain_first_wanted(order, order_mem, start, pending, taken, limit, check_mem):
-    """The first position from ``start`` of a task with an instance left to place (and,
-    with ``check_mem``, whose memory fits ``limit``): the scan of
-    :func:`~schedlab.papers.hybrid.algorithms.fill_free_slots`."""
-    wanted = pending[order] - taken[order] > 0
-    if check_mem:
-        wanted &= order_mem <= limit
-    hits = np.flatnonzero(wanted[start:])
-    return int(start + hits[0]) if len(hits) else -1
-
-
 @pytest.mark.parametrize("kernels", KERNELS)
 def test_compiled_scan_is_the_first_task_left_that_fits(kernels):
-    assert_same_function(kernels.first_wanted, _plain_first_wanted, scan_cases())
+    assert_same_function(kernels.first_wanted, first_wanted_reference, scan_cases())
 
 
 # --------------------------------------------------------------------------- class queue

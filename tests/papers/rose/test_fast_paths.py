@@ -1,14 +1,14 @@
 """The ROSE family's fast paths decide as their plain references, over whole runs.
 
 A policy marked ``reference`` runs every fast path's plain version (from
-:mod:`schedlab.papers.rose._reference`): the launch test, load levels, outstanding work and
-RM round (:class:`Reference`); the grants, protection, launch and timeout detector
+:mod:`schedlab.papers.rose._reference`): the launch test, load levels, outstanding work
+(the (job, machine) counts on every machine rather than on the candidates only), the
+speculation-eligible tasks (sorted rather than cut from the RM's FIFO order) and the RM
+round (:class:`Reference`); the grants, protection, launch and timeout detector
 (:class:`Plain`); ROSE's AM walk, TBAMR watch and monitor window (:class:`RoseReference`);
 B1's delivery and allocation order (:class:`PlainB1`, :func:`heap_allocation`); B2's random
-placement (:class:`PlainB2`); the (job, machine) counts on every machine rather than on
-the candidates only; and the speculation-eligible tasks sorted rather than cut from the
-RM's FIFO order. :func:`~schedlab.testing.same_decisions.assert_same_decisions` compares
-it with the fast policy at every tick, then their counters and placement records.
+placement (:class:`PlainB2`). :func:`~schedlab.testing.same_decisions.assert_same_decisions`
+compares it with the fast policy at every tick, then their counters and placement records.
 
 The cases cover every policy of the family, task ids out of FIFO order, the first-fit
 scan's vectorised part at once, and the eligible tasks of several jobs interleaved (so that
@@ -22,7 +22,6 @@ import inspect
 import numpy as np
 import pytest
 
-from schedlab.cluster.spec import FIT_TOLERANCE as EPS
 from schedlab.papers.rose import _layered as layered
 from schedlab.papers.rose import _rm as rm
 from schedlab.papers.rose._reference import (
@@ -58,37 +57,15 @@ def switch(monkeypatch, owner, name, ref) -> None:
     monkeypatch.setattr(owner, name, method)
 
 
-def plain_eligible(policy, view, state):
-    """Pending tasks that may speculate, sorted by (submission, ready time, id)."""
-    w = policy.workload
-    cand = np.flatnonzero(state.pend > 0)
-    rt = np.asarray(view.ready_time)[cand]
-    j = w.job[cand]
-    ok = (rt <= state.now - policy.params.h_AM + EPS) & ~policy._no_spec[cand] & policy._job_spec_on[j]
-    cand, rt, j = cand[ok], rt[ok], j[ok]
-    state._outstanding = policy.outstanding(state, None)
-    ok = state._outstanding[1][j] + policy._upgraded[j] < policy._spec_budget_eps[j]
-    cand, rt = cand[ok], rt[ok]
-    return cand[np.lexsort((cand, rt, policy._task_key[cand]))]
-
-
-def _every_machine(self, state, pairs_on):
-    return _fast_outstanding(self, state, None)
-
-
-_fast_outstanding = layered.LayeredPolicy.outstanding
-
-
 def use_references(monkeypatch) -> None:
     """Every fast path of the family against its reference (subclasses that extend a
     method, like B1's RM round, still reach it through ``super()``)."""
     L = layered.LayeredPolicy
-    for name in ("can_launch", "instant_load", "spec_outstanding", "_rm_round"):
+    for name in ("can_launch", "instant_load", "spec_outstanding", "outstanding",
+                 "eligible_tasks", "_rm_round"):
         switch(monkeypatch, L, name, getattr(Reference, name))
     for name in ("_protect", "launch", "_timeout"):
         switch(monkeypatch, L, name, getattr(Plain, name))
-    switch(monkeypatch, L, "outstanding", _every_machine)
-    switch(monkeypatch, L, "eligible_tasks", plain_eligible)
     for name in ("_grant", "_regular_place"):
         switch(monkeypatch, rm.ResourceManagerRound, name, getattr(Plain, name))
     for name in ("_walk", "observe", "_watch_tasks"):

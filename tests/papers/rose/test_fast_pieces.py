@@ -1,6 +1,7 @@
 """The ROSE family's fast paths piece by piece, on random inputs, against plain versions:
-their references in :mod:`schedlab.papers.rose._reference` and
-:mod:`schedlab.papers.rose.algorithms`, or numpy's whole-array formula.
+their references in :mod:`schedlab.papers.rose._reference`,
+:mod:`schedlab.papers.rose._reference_pieces` and :mod:`schedlab.papers.rose.algorithms`,
+or numpy's own functions (percentiles, remainder, draws).
 
 * the NM monitor: batched LLA segment means, quartiles and load levels (bit for bit), and
   the batch against Algorithm 1 row by row (to the last bits);
@@ -22,8 +23,6 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.cluster.spec import FIT_TOLERANCE as EPS
-from schedlab.papers.rose import _layered as layered
 from schedlab.papers.rose import _lla_batch as lla
 from schedlab.papers.rose import _nm as nm
 from schedlab.papers.rose._reference import (
@@ -34,6 +33,12 @@ from schedlab.papers.rose._reference import (
     heap_allocation,
     ref_load_levels,
     ref_segment_means,
+)
+from schedlab.papers.rose._reference_pieces import (
+    expected_usage_reference,
+    first_fit_reference,
+    placement_record_reference,
+    queue_index_reference,
 )
 from schedlab.papers.rose._tick import TickState
 from schedlab.papers.rose.workloads import w_rose_1
@@ -248,14 +253,9 @@ def _scans(draw):
     return seed % 5, order.tolist(), req_o, live, f, min(draw(st.integers(0, 220)), n)
 
 
-def _plain_first_fit(k, order, req_o, live, f, start):
-    ok = np.flatnonzero(live[start:] & (req_o[start:] <= np.asarray(f) + EPS).all(axis=1))
-    return start + int(ok[0]) if len(ok) else -1
-
-
 def test_first_fit_over_long_orders():
-    assert_same_function(lambda k, *a: _scanner(k)._first_fit(*a), _plain_first_fit, _scans(),
-                         max_examples=120)
+    assert_same_function(lambda k, *a: _scanner(k)._first_fit(*a),
+                         lambda k, *a: first_fit_reference(*a), _scans(), max_examples=120)
 
 
 def test_allocation_order_is_the_heaps():
@@ -307,7 +307,7 @@ def test_expected_usage_is_ratio_times_request_times_count():
         return np.array(policy.expected_usage(state, t, count))
 
     def plain(ratio, t, count):
-        return ratio[w.job[t]] * w.request[t] * count
+        return expected_usage_reference(ratio, w.job, w.request, t, count)
 
     ratios = st.integers(0, 10**6).map(lambda s: np.random.default_rng(s).uniform(
         0.01, 3.0, (w.n_jobs, w.request.shape[1])))
@@ -355,13 +355,7 @@ def test_forget_keeps_the_index_of_a_rebuild(seed):
     policy = _policy()
     M = policy.cluster.n_machines
     state = _random_state(policy, rng, M)
-    plain: dict[int, list[int]] = {}              # the index, built task by task
-    for m, lst in state.qm.items():
-        for e in lst:
-            ms = plain.setdefault(e[0], [])
-            if m not in ms:
-                ms.append(m)
-    assert state.q_by_task == plain
+    assert state.q_by_task == queue_index_reference(state.qm)
     for _ in range(30):
         if not state.qm:
             break
@@ -374,9 +368,7 @@ def test_forget_keeps_the_index_of_a_rebuild(seed):
         else:          # a task that may have no entry there
             t = int(rng.integers(policy.workload.n_tasks))
         state.forget(m, t)
-        fresh = TickState.__new__(TickState)
-        fresh.qm = state.qm
-        assert state._qbt == fresh.q_by_task
+        assert state._qbt == queue_index_reference(state.qm)
 
 
 def _enqueue_state(policy, rng, indexed):
@@ -475,37 +467,24 @@ def test_placements_one_by_one_and_in_batches_match_the_plain_records(seed, with
     state = _placement_state(policy, rng)
     view = rng.uniform(0, 1, (M, NL))
     policy.placement_view = (lambda: view) if with_view else (lambda: None)
-    theta = np.asarray(policy.params.theta_adm)
-    expected = {name: [] for name in ("gap", "ge2", "adm", "over", "queue", "vgap", "err")}
+    names = ("gap", "ge2", "gap_admissible", "overloaded", "queue", "view_gap", "stale_error")
+    expected = {name: [] for name in names}
     for _ in range(30):
         m, count = int(rng.integers(M)), int(rng.choice([1, 1, 2, 4]))
         if rng.random() < 0.3:            # usage moves between placements
             state.used[m, 0] *= rng.uniform(0.5, 1.2)
             state.used_changed(m)
-        inst = nm.load_levels(state.used, state.cap)
-        load = np.where(state.alive, inst[:, 0], np.inf)
-        adm = state.alive & (inst < theta).all(axis=1)
-        lo, lm = float(load.min()), float(load[m])
-        lo_adm = float(load[adm].min()) if adm.any() else np.inf
-        expected["gap"] += [lm - lo] * count
-        expected["ge2"] += [bool(lm > lo + layered._EPS and lm >= 2.0 * lo)] * count
-        expected["adm"] += [lm - min(lo_adm, lm)] * count
-        expected["over"] += [bool(state.alive[m] and not adm[m])] * count
-        expected["queue"] += [int(state.qlen[m])] * count
-        if with_view:
-            v_adm = state.alive & (view < theta).all(axis=1)
-            vm = float(view[m, 0])
-            v_lo = float(view[v_adm, 0].min()) if v_adm.any() else vm
-            expected["vgap"] += [vm - min(v_lo, vm)] * count
-            expected["err"] += [lm - vm] * count
+        record = placement_record_reference(state, m, policy.params.theta_adm,
+                                            view if with_view else None)
+        for name, value in record.items():
+            expected[name] += [value] * count
         policy.record_placement(state, m, count)
-    for got, name in ((policy.placement_gap, "gap"), (policy.placement_gap_admissible, "adm"),
-                      (policy.placement_view_gap, "vgap"), (policy.placement_stale_error, "err")):
+    for name in ("gap", "gap_admissible", "view_gap", "stale_error"):
         # bit for bit (a dead machine's load is infinite: its gaps may be NaN)
+        got = getattr(policy, f"placement_{name}")
         assert np.array(got, dtype=float).tobytes() == np.array(expected[name], dtype=float).tobytes()
-    assert policy.placement_ge2 == expected["ge2"]
-    assert policy.placement_overloaded == expected["over"]
-    assert policy.placement_queue == expected["queue"]
+    for name in ("ge2", "overloaded", "queue"):
+        assert getattr(policy, f"placement_{name}") == expected[name]
 
 
 @settings(max_examples=30, deadline=None)
@@ -516,7 +495,6 @@ def test_view_levels_kept_across_ticks_match_the_plain_records(seed):
     rng = np.random.default_rng(seed)
     policy = _policy()
     M = policy.cluster.n_machines
-    theta = np.asarray(policy.params.theta_adm)
     view = rng.uniform(0, 1, (M, NL))
     policy.placement_view = lambda: view
     alive = rng.random(M) < 0.9
@@ -532,11 +510,9 @@ def test_view_levels_kept_across_ticks_match_the_plain_records(seed):
         state.used[~np.isfinite(state.used)] = 0.0
         state.alive = alive.copy()
         state.qlen = rng.integers(0, 20, M)
-        v_adm = alive & (view < theta).all(axis=1)
         for _ in range(3):
             m = int(rng.integers(M))
-            vm = float(view[m, 0])
-            v_lo = float(view[v_adm, 0].min()) if v_adm.any() else vm
-            expected.append(vm - min(v_lo, vm))
+            record = placement_record_reference(state, m, policy.params.theta_adm, view)
+            expected.append(record["view_gap"])
             policy.record_placement(state, m)
     assert np.array(policy.placement_view_gap).tobytes() == np.array(expected).tobytes()

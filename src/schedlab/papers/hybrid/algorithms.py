@@ -26,9 +26,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TOL", "Running", "Evict", "Put", "fcfs_order", "priority_order", "largest_room",
-           "choose_slot", "choose_victim", "drops_on_eviction", "sticky_phase",
-           "fill_free_slots", "sticky_phase_through_eviction", "regular_phase", "memory_overrun"]
+__all__ = [
+    "TOL",
+    "Evict",
+    "Put",
+    "Running",
+    "choose_slot",
+    "choose_victim",
+    "drops_on_eviction",
+    "fcfs_order",
+    "fill_free_slots",
+    "first_wanted_reference",
+    "largest_room",
+    "memory_overrun",
+    "priority_order",
+    "regular_phase",
+    "sticky_phase",
+    "sticky_phase_through_eviction",
+]
 
 #: Tolerance of every memory comparison.
 TOL = 1e-12
@@ -200,6 +215,19 @@ def fill_free_slots(queue, wanted, labels, free, mem_free, mem_use, slot, *, sti
         steps.append(Put(t, m, sticky, reason))
         _place(t, m, free, mem_free, mem_use, wanted)
     return steps
+
+
+def first_wanted_reference(order, order_mem, start, pending, taken, limit, check_mem) -> int:
+    """The scan of :func:`fill_free_slots` in the arguments of the compiled
+    ``first_wanted`` of :mod:`._kernels` (the reference for it and its numpy twin): the
+    first position from ``start`` of ``order`` whose task has an instance left to place
+    (``pending - taken > 0``) and, with ``check_mem``, whose memory use ``order_mem`` is at
+    most ``limit``; -1 if there is none."""
+    wanted = pending[order] - taken[order] > 0
+    if check_mem:
+        wanted &= order_mem <= limit
+    hits = np.flatnonzero(wanted[start:])
+    return int(start + hits[0]) if len(hits) else -1
 
 
 def sticky_phase(fcfs, wanted, labels, free, mem_free, mem_use, slot) -> list[Put]:

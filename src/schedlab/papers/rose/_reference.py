@@ -2,13 +2,14 @@
 
 Each class holds the straightforward version of methods that the policies implement fast
 (:class:`Reference` for :class:`~schedlab.papers.rose._layered.LayeredPolicy`'s launch
-test, load levels, outstanding work and RM round; :class:`RoseReference` for ROSE's AM
+test, load levels, outstanding work, speculation-eligible tasks and RM round; :class:`RoseReference` for ROSE's AM
 walk, TBAMR watch, monitor window and queue-head timeout; :class:`Plain`, :class:`PlainB1`
 and :class:`PlainB2` for the RM round, the NM controller and B1's and B2's placement). The
 tests in ``tests/papers/rose/`` install them on a policy marked ``reference`` and check,
 with :func:`schedlab.testing.same_decisions.assert_same_decisions` and
 :func:`~schedlab.testing.same_decisions.assert_same_function`, that the fast paths decide
-alike. Nothing here runs in a simulation of its own accord.
+alike. Nothing here runs in a simulation of its own accord. The references of smaller
+pieces, checked alone, are in :mod:`._reference_pieces`.
 """
 from __future__ import annotations
 
@@ -118,6 +119,26 @@ class Reference:
             return out, np.zeros(w.n_jobs)
         return out, np.bincount(w.job[np.asarray(ts)], weights=np.asarray(cs, dtype=float),
                                 minlength=w.n_jobs)
+
+    def outstanding(self, st, pairs_on):
+        """The (job, machine) counts on every machine, whatever ``pairs_on`` asks (the fast
+        path counts the pairs on those machines only, the jobs everywhere)."""
+        return Reference.spec_outstanding(self, st)
+
+    def eligible_tasks(self, view, st):
+        """Pending tasks that may speculate, sorted by (submission, ready time, id) rather
+        than cut from the RM's FIFO order."""
+        w = self.workload
+        cand = np.flatnonzero(st.pend > 0)
+        rt = np.asarray(view.ready_time)[cand]
+        j = w.job[cand]
+        ok = ((rt <= st.now - self.params.h_AM + EPS) & ~self._no_spec[cand]
+              & self._job_spec_on[j])
+        cand, rt, j = cand[ok], rt[ok], j[ok]
+        st._outstanding = self.outstanding(st, None)
+        ok = st._outstanding[1][j] + self._upgraded[j] < self._spec_budget_eps[j]
+        cand, rt = cand[ok], rt[ok]
+        return cand[np.lexsort((cand, rt, self._task_key[cand]))]
 
     def _rm_round(self, view, st):
         """The RM round: every fit test over every task from the start of the FIFO order."""
