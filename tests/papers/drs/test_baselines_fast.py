@@ -2,17 +2,17 @@
 (``fast=False``), decision by decision (``schedlab.testing.same_decisions``): Natjam and
 CLR with the compiled walk and victim search and without them, SRPT and SNB with their
 cached queue orders and draws, on overloaded clusters where they evict, split, preempt and
-migrate; and their building blocks against numpy or brute force."""
+migrate; and their building blocks against numpy or their references (the fit scan
+against ``fit_scan_reference``, every request against every machine at once)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from schedlab.cluster.spec import FIT_TOLERANCE
 from schedlab.draws import sample_without_replacement
 from schedlab.papers.drs import _kernels as kernels
 from schedlab.papers.drs._baseline import stable_order
-from schedlab.papers.drs._common import COLS, Book, FitScan
+from schedlab.papers.drs._common import COLS, Book, FitScan, fit_scan_reference
 from schedlab.papers.drs.clr import ClrPolicy
 from schedlab.papers.drs.natjam import NatjamPolicy
 from schedlab.papers.drs.snb import SnbPolicy
@@ -127,9 +127,7 @@ def test_fit_scan_matches_brute_force_as_capacity_shrinks_and_grows():
     free[:, COLS] = np.c_[rng.uniform(0, 3, 6), rng.uniform(0, 5, 6), rng.integers(0, 2, 6)]
     scan, start, seen = FitScan(reqs), 0, set()
     for step in range(60):
-        cap = free[:, COLS] + FIT_TOLERANCE
-        fit = (reqs[:, None, :] <= cap[None]).all(axis=2).any(axis=1)
-        want = start + int(np.argmax(fit[start:])) if fit[start:].any() else len(reqs)
+        want = fit_scan_reference(reqs, start, free)
         assert scan.next(start, free) == want
         seen.add(want < len(reqs))
         start += int(rng.integers(0, 8))

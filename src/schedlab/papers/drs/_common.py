@@ -20,6 +20,7 @@ __all__ = [
     "FitScan",
     "VisitEvery",
     "dominates_any",
+    "fit_scan_reference",
     "fits",
     "fits_one",
     "least_loaded",
@@ -102,6 +103,15 @@ class FitScan:
                 self._hits = self._fitting(cap, self._hits)
         self._cap = cap
         return int(self._hits[0]) if len(self._hits) else self.n
+
+
+def fit_scan_reference(reqs: np.ndarray, start: int, free: np.ndarray) -> int:
+    """The reference for :meth:`FitScan.next`: every request against every machine at once
+    (request <= free + tolerance on each of ``COLS``), then the first fitting index
+    ``>= start``; ``len(reqs)`` if none. Nothing is kept between calls."""
+    cap = free[:, COLS] + _EPS
+    fit = (reqs[:, None, :] <= cap[None]).all(axis=2).any(axis=1)
+    return start + int(np.argmax(fit[start:])) if fit[start:].any() else len(reqs)
 
 
 def least_loaded(free: np.ndarray, capacity: np.ndarray, req: np.ndarray) -> int:
