@@ -15,7 +15,7 @@ from schedlab.cluster.spec import FIT_TOLERANCE, RESOURCES
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
-__all__ = ["BorgPolicy", "BANDS", "band_of"]
+__all__ = ["BANDS", "BorgPolicy", "band_of"]
 
 CPU, MEM = RESOURCES.index("cpu"), RESOURCES.index("mem")
 #: band names, lowest first: the trace's documentation groups priorities 0-1 as "free",
@@ -95,6 +95,7 @@ class BorgPolicy(Policy):
         self.key_task[self.key] = np.arange(len(self.key))
         self.cols = np.flatnonzero(np.isfinite(cluster.capacity).all(axis=0)
                                    & (w.request > 0).any(axis=0))
+        self.key_request = w.request[self.key_task][:, self.cols]     # one row per key
         self.evictions = 0
 
     def timers(self) -> dict[str, float]:
@@ -141,6 +142,78 @@ class BorgPolicy(Policy):
 
     # -- decision ------------------------------------------------------------------------
     def decide(self, view):
+        """One pass over the pending queue: the same decisions as :meth:`decide_reference`,
+        without sorting the whole queue and without ranking classes that cannot fit.
+
+        Production classes come first in the reference's order (every production task
+        comes before the other bands), so they are placed first, as there. The other
+        classes follow in the order of their first task; a class opened by freed machines
+        is ranked over those machines only, and one that no longer fits on any of them
+        (earlier classes took the room) would place nothing at its turn: it is blocked
+        without ranking (:class:`_FreedRoom`).
+        """
+        pending = view.pending_tasks()
+        if not len(pending):
+            return []
+        prod_room, other_room = self._rooms(view)
+        self._via_freed = (set(), np.zeros(0, dtype=np.int64))
+        self._unblock(view, prod_room, other_room)
+        keys = self.key[pending]
+        prod = (keys & 1).astype(bool)            # a key's low bit: production or not
+        open_ = ~self.blocked[keys]
+        cap = view.capacity[:, self.cols]
+        actions: list = []
+        victims = _Victims(view, self.band, self.cols)
+        first = prod & (open_ | self.params.preempt)
+        if first.any():
+            order, order_keys = pending[first], keys[first]
+            for k in _class_order(order_keys).tolist():
+                self._run(order[order_keys == k], prod_room, other_room, cap, view, actions,
+                          victims)
+        rest = open_ & ~prod
+        if not rest.any():
+            return actions
+        band = self.band[pending]
+        # the middle band before the free band, FIFO within each
+        idx = np.concatenate([np.flatnonzero(rest & (band == 1)),
+                              np.flatnonzero(rest & (band == 0))])
+        order, order_keys = pending[idx], keys[idx]
+        classes = _class_order(order_keys)
+        freed = _FreedRoom(self, classes, other_room)
+        for k in classes.tolist():
+            if freed.ruled_out(k):
+                continue
+            done = len(actions)
+            self._run(order[order_keys == k], prod_room, other_room, cap, view, actions,
+                      victims)
+            freed.charged(actions[done:], other_room)
+        return actions
+
+    def _run(self, tasks, prod_room, other_room, cap, view, actions, victims) -> None:
+        """One equivalence class (its pending tasks in queue order): place what fits, then
+        block the class; a production class evicts lower bands for the rest, one task at a
+        time, while that works."""
+        t0 = int(tasks[0])
+        if self.blocked[self.key[t0]] and not (self.band[t0] == 2 and self.params.preempt):
+            return
+        prod = self.band[t0] == 2
+        req = self.workload.request[t0, self.cols]
+        room = prod_room if prod else other_room
+        subset = self._via_freed[1] if int(self.key[t0]) in self._via_freed[0] else None
+        placed = self._place_run(tasks, req, room, cap, prod, prod_room, other_room,
+                                 view, actions, subset)
+        if placed < len(tasks):
+            self.blocked[self.key[t0]] = True
+            if prod and self.params.preempt:
+                for t in tasks[placed:].tolist():
+                    if not victims.make_room(t, req, prod_room, other_room, cap, actions):
+                        break
+                    self.evictions += victims.last_count
+
+    def decide_reference(self, view):
+        """The plain pass, the reference for :meth:`decide`: the candidates (tasks of classes
+        not blocked, and production ones that may preempt) ordered highest band first, FIFO
+        within a band, grouped by class at its first task, each class placed in turn."""
         pending = view.pending_tasks()
         if not len(pending):
             return []
@@ -167,23 +240,7 @@ class BorgPolicy(Policy):
         victims = _Victims(view, self.band, self.cols)
         cuts = np.flatnonzero(np.diff(keys)) + 1
         for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
-            tasks = order[lo:hi]
-            t0 = int(tasks[0])
-            if self.blocked[self.key[t0]] and not (self.band[t0] == 2 and self.params.preempt):
-                continue
-            prod = self.band[t0] == 2
-            req = self.workload.request[t0, self.cols]
-            room = prod_room if prod else other_room
-            subset = self._via_freed[1] if int(self.key[t0]) in self._via_freed[0] else None
-            placed = self._place_run(tasks, req, room, cap, prod, prod_room, other_room,
-                                     view, actions, subset)
-            if placed < len(tasks):
-                self.blocked[self.key[t0]] = True
-                if prod and self.params.preempt:
-                    for t in tasks[placed:].tolist():
-                        if not victims.make_room(t, req, prod_room, other_room, cap, actions):
-                            break
-                        self.evictions += victims.last_count
+            self._run(order[lo:hi], prod_room, other_room, cap, view, actions, victims)
         return actions
 
     def _place_run(self, tasks, req, room, cap, prod, prod_room, other_room, view,
@@ -287,8 +344,7 @@ def _rank_loop(room, req, cap, mode, alive):
         for c in range(C):
             if req[c] > 0:
                 f = np.floor((room[m, c] + 1e-9) / req[c])
-                if f < best:
-                    best = f
+                best = min(best, f)
         if best >= 1:
             ok[n_ok] = m
             k[n_ok] = int(best)
@@ -318,6 +374,61 @@ def _charge(m: int, req: np.ndarray, opportunistic: bool, cpu: np.ndarray,
         prod_room[m, cpu] = keep
     else:
         prod_room[m] -= req
+
+
+def _class_order(keys: np.ndarray) -> np.ndarray:
+    """The distinct ``keys`` (classes of tasks in queue order), each at its first task.
+    Consecutive tasks mostly share a class (a job's tasks), so only the heads of runs of
+    equal keys are sorted."""
+    if not len(keys):
+        return keys
+    heads = keys[np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))]
+    found, first = np.unique(heads, return_index=True)
+    return found[np.argsort(first, kind="stable")]
+
+
+class _FreedRoom:
+    """Whether the classes opened by freed machines still fit on one of them.
+
+    Such a class is ranked over the freed machines alone (:meth:`BorgPolicy._unblock`), so
+    it places a task at its turn only if one of them has room for its request. The test is
+    the ranking's own, ``floor((room + tolerance) / request) >= 1`` on every requested
+    column, on each freed machine (dead ones included: it may only keep too many), one
+    table (classes x freed machines) refreshed on the machines a class was placed on.
+    """
+
+    def __init__(self, policy: BorgPolicy, classes: np.ndarray, other_room: np.ndarray) -> None:
+        self.blocked = policy.blocked
+        opened, rows = policy._via_freed
+        mine = classes[np.isin(classes, np.fromiter(opened, dtype=np.int64, count=len(opened)))]
+        req = policy.key_request[mine]
+        mine, req = mine[(req > 0).any(axis=1)], req[(req > 0).any(axis=1)]
+        self.row = {k: i for i, k in enumerate(mine.tolist())}
+        self.column = {m: j for j, m in enumerate(rows.tolist())}
+        self.rows, self.req = rows, req
+        self.fits = self._fits(other_room[rows]) if len(mine) else None
+
+    def _fits(self, room: np.ndarray) -> np.ndarray:
+        """classes x machines of ``room`` (rows): room for one request."""
+        pos = self.req > 0
+        ratio = np.floor((room[None, :, :] + FIT_TOLERANCE)
+                         / np.where(pos, self.req, 1.0)[:, None, :])
+        return (np.where(pos[:, None, :], ratio, np.inf).min(axis=2) >= 1)
+
+    def ruled_out(self, key: int) -> bool:
+        """True (and the class blocked, as its empty turn would) if it cannot fit."""
+        i = self.row.get(key)
+        if i is None or self.fits[i].any():
+            return False
+        self.blocked[key] = True
+        return True
+
+    def charged(self, new_actions: list, other_room: np.ndarray) -> None:
+        if self.fits is None:
+            return
+        cols = {self.column[a.machine] for a in new_actions if a.machine in self.column}
+        for j in cols:
+            self.fits[:, j] = self._fits(other_room[self.rows[j]][None, :])[:, 0]
 
 
 class _Victims:
