@@ -1,4 +1,4 @@
-"""The fast round (``observe.Round``) against the plain one (``reference.PlainRound``).
+"""The fast round (``fast_round.Round``) against the plain one (``reference.PlainRound``).
 
 * Random decision points (Hypothesis), with the candidate machines found either way
   (the undominated ones, or every machine): machines with one, two or three limited resources,
@@ -18,8 +18,9 @@ from hypothesis import Phase, find, settings
 from hypothesis import strategies as st
 
 from schedlab.cluster.spec import FIT_TOLERANCE, RESOURCES, cluster_from_table
-from schedlab.gym import AgentPolicy, SchedulingEnv, observe
-from schedlab.gym.observe import ObservationConfig, Observer, Round
+from schedlab.gym import AgentPolicy, SchedulingEnv, fast_round
+from schedlab.gym.fast_round import Round
+from schedlab.gym.observe import ObservationConfig, Observer
 from schedlab.gym.reference import PlainRound
 from schedlab.testing.builders import WorkloadBuilder, machines
 from schedlab.testing.same_decisions import (
@@ -123,7 +124,7 @@ def _play(round_type):
 def candidates(request, monkeypatch):
     """Both ways of choosing the candidate machines: the undominated ones (what large
     clusters use), or every machine (small clusters)."""
-    monkeypatch.setattr(observe, "_ALL_CANDIDATES", 0 if request.param == "frontier" else 10**9)
+    monkeypatch.setattr(fast_round, "_ALL_CANDIDATES", 0 if request.param == "frontier" else 10**9)
     return request.param
 
 

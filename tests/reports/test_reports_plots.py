@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from schedlab.reports import plots, run_digest
+from schedlab.reports.plots.over_time import _heat_matrix
 from schedlab.reports.html import format_number, image_html, render_html, Section, table_html
 
 
@@ -132,7 +133,7 @@ def test_heatmap_is_share_of_each_machine(seed_runs):
     """Samples are already shares of machine capacity: on the homogeneous demo cluster the
     capacity-weighted mean over machines matches the cluster-wide allocated share."""
     res = seed_runs[0]
-    edges, mat = plots._heat_matrix(res, "cpu", used=False)
+    edges, mat = _heat_matrix(res, "cpu", used=False)
     assert 0 <= np.nanmin(mat) and np.nanmax(mat) <= 100 + 1e-3 and np.nanmax(mat) > 20
     t, alloc, _ = run_digest.utilization_series(res, "cpu")
     at = alloc[np.clip(np.searchsorted(t, edges[:-1], side="right") - 1, 0, len(t) - 1)]

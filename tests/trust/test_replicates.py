@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import schedlab
 from schedlab.cli.main import app
 from schedlab.errors import InputError
-from schedlab.reports.compare import parse_replicates
+from schedlab.reports.replication import parse_replicates
 from schedlab.stats import mean_ci
 
 REPO = Path(__file__).resolve().parents[2]

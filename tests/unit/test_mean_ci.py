@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from schedlab.reports.compare import aggregate, ratio_table
+from schedlab.reports.tables import aggregate, ratio_table
 from schedlab.reproduce.common import mean_ci as reproduce_mean_ci
 from schedlab.stats import mean_ci, paired_ratio_ci
 

@@ -17,8 +17,9 @@ from schedlab._version import __version__
 from schedlab.cli._common import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_INTERRUPTED, console, err_console,
                                   escape, fail, interrupted, policy_params, say)
 from schedlab.errors import InputError, SchedlabError
-from schedlab.reports.compare import (DEFAULT_CLUSTER, DEFAULT_SEEDS, DEFAULT_WORKLOAD, compare, diff_table,
-                                      mean_table, parse_replicates, ratio_table, split_policies)
+from schedlab.reports.compare import DEFAULT_CLUSTER, DEFAULT_SEEDS, DEFAULT_WORKLOAD, compare, split_policies
+from schedlab.reports.replication import parse_replicates
+from schedlab.reports.tables import diff_table, mean_table, ratio_table
 from schedlab.papers.reproduce_all import reproduce_all, write_combined_report
 from schedlab.reproduce.common import print_acceptance
 from schedlab.sweeps import sweep

@@ -1,7 +1,7 @@
 """``schedlab/Scheduling-v0``: a Gymnasium environment on the schedlab engine.
 
 How the engine is driven: the engine runs with a hand-off policy whose ``decide`` only
-takes a snapshot (:class:`~schedlab.gym.observe.Round`) and returns nothing. The
+takes a snapshot (:class:`~schedlab.gym.fast_round.Round`) and returns nothing. The
 environment steps the engine one instant at a time (``run_until(next_event_time)``), and
 after an instant where the hand-off was asked and some visible task fits, it returns to
 the agent. The agent's picks become Place actions on the round's copy of the free
@@ -26,6 +26,7 @@ import numpy as np
 from gymnasium import spaces
 
 from schedlab.engine.simulation import Simulation
+from schedlab.gym.fast_round import Round
 from schedlab.gym.observe import TASK_FEATURES, ObservationConfig, Observer, RoundBase
 from schedlab.gym.rewards import REWARDS, RewardMeter
 from schedlab.inputs import resolve_cluster, resolve_config, resolve_workload
@@ -107,7 +108,7 @@ class SchedulingEnv(gymnasium.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
-    #: the class of the decision points (None: :class:`~schedlab.gym.observe.Round`; the
+    #: the class of the decision points (None: :class:`~schedlab.gym.fast_round.Round`; the
     #: tests use :class:`~schedlab.gym.reference.PlainRound`, the reference)
     round_type: ClassVar[type[RoundBase] | None] = None
 
@@ -162,7 +163,7 @@ class SchedulingEnv(gymnasium.Env):
             ws = int(self.np_random.integers(0, 2**31 - 1))
         self.workload_seed = ws
         w = self._workload(ws)
-        self._observer = Observer(self.obs_config, self.cluster, w, round_type=self.round_type)
+        self._observer = Observer(self.obs_config, self.cluster, w, round_type=self.round_type or Round)
         self._handoff = _HandOff(self._observer)
         self.simulation = Simulation(w, self.cluster, self._handoff, seed=ws,
                                      config=self.engine_config)

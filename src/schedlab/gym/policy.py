@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from schedlab.errors import InputError
+from schedlab.gym.fast_round import Round
 from schedlab.gym.observe import ObservationConfig, Observer, RoundBase
 from schedlab.policies.base import Policy, PolicyParams
 
@@ -47,7 +48,7 @@ class AgentPolicy(Policy):
     agent: Agent
     #: parameters fixed by as_policy (a call's own parameters override them)
     defaults: ClassVar[dict[str, Any]] = {}
-    #: the class of the decision points (None: :class:`~schedlab.gym.observe.Round`; the
+    #: the class of the decision points (None: :class:`~schedlab.gym.fast_round.Round`; the
     #: tests use :class:`~schedlab.gym.reference.PlainRound`, the reference)
     round_type: ClassVar[type[RoundBase] | None] = None
 
@@ -59,7 +60,7 @@ class AgentPolicy(Policy):
 
     def reset(self, cluster, workload, rng) -> None:
         super().reset(cluster, workload, rng)
-        self.observer = Observer(self.params, cluster, workload, round_type=self.round_type)
+        self.observer = Observer(self.params, cluster, workload, round_type=self.round_type or Round)
 
     def act(self, observation: dict[str, np.ndarray]) -> Any:
         """The agent's action for one observation (override to use ``self.rng``)."""

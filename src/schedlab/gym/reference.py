@@ -1,10 +1,10 @@
-"""The plain round: the reference for :class:`schedlab.gym.observe.Round`.
+"""The plain round: the reference for :class:`schedlab.gym.fast_round.Round`.
 
 :class:`PlainRound` defines what the agent sees and what a pick does, written plainly:
 after every pick the visible window is found again from the start of the queue, each
 task tested against every machine, one at a time; a pick counts the instances that fit
 on every machine; the observation is filled row by row. No candidate machines, no
-cursor, no cache. The fast :class:`~schedlab.gym.observe.Round` must give the same
+cursor, no cache. The fast :class:`~schedlab.gym.fast_round.Round` must give the same
 visible tasks, masks, Place actions and observations after every pick
 (``tests/gym/test_fast_round.py`` compares them through
 :mod:`schedlab.testing.same_decisions`).

@@ -29,12 +29,13 @@ Files written to ``out``:
   ``ratio_ci_low``/``ratio_ci_high`` (95% CI from the per-seed log ratios),
   ``ratio_ci_includes_1`` and ``ratio_n_seeds``. Prefer the ratio for waits and
   completion times: a seed with one giant job dominates the absolute difference;
-- ``per_class_seed0.csv``, ``report.html``;
+- ``per_class_seed0.csv``, ``report.html`` (:mod:`schedlab.reports.compare_report`);
 - ``runs/``: one file per finished run under its key, so an interrupted comparison resumes
   where it stopped when the same command is run again. The key
   (:mod:`schedlab.executor.keys`) covers the policy's source, its parameters, the inputs'
   content, the seed and schedlab's version: a run whose key changed (an edited policy
-  file, say) runs again, and ``stats["message"]`` says so.
+  file, say) runs again, and ``stats["message"]`` says so
+  (:mod:`schedlab.reports.compare_store`).
 
 Replication. With a built-in workload each seed draws a new workload, so the seeds are
 independent replicates. With a fixed trace (a file, a DataFrame) the seeds change only
@@ -44,16 +45,13 @@ deterministic difference without a confidence interval. ``replicates="windows:N"
 disjoint windows of the trace by submit time: different stretches of the same system)
 or ``"bootstrap:N"`` (N resamples of the jobs with replacement: the same mix of jobs,
 drawn again) give a trace real replicates; the method is in ``summary.csv``'s
-``replication`` column and in the report.
+``replication`` column and in the report (:mod:`schedlab.reports.replication`).
 """
 from __future__ import annotations
 
 import difflib
 import hashlib
 import json
-import os
-import pickle
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -65,22 +63,25 @@ from schedlab._version import __version__
 from schedlab.cluster.sampling import subset_size
 from schedlab.cluster.spec import ClusterSpec
 from schedlab.errors import InputError
-from schedlab.executor import (BACKENDS, Job, PickleStore, Resume, default_workers, execute, file_fingerprint,
+from schedlab.executor import (BACKENDS, Job, Resume, default_workers, execute,
                                policy_fingerprint, run_key, schedlab_fingerprint)
 from schedlab.inputs import (DEFAULT_CLUSTER, DEFAULT_WORKLOAD, FROM_TRACE, LoadedWorkload,
                              resolve_cluster, resolve_config, resolve_policy,
                              resolve_run, resolve_workload, workload_notices)
 from schedlab.metrics.table import summary_row
-from schedlab.reports import plots, run_digest
-from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
-from schedlab.reports.tables import KEY_METRICS, aggregate, diff_table, mean_table, ratio_table
+from schedlab.reports import run_digest
+from schedlab.reports.compare_report import write_compare_report
+from schedlab.reports.compare_store import RunStore, input_digest
+from schedlab.reports.replication import (REPLICATION_TEXT, detect_replication, mark_replication,
+                                          parse_replicates, replicate_workload)
+from schedlab.reports.tables import aggregate
 from schedlab.run import RunResult, run_resolved
 from schedlab.stats import seed_list
 from schedlab.workload.table import parse_column_map
 from schedlab.workload.transforms import check_load_factor
 
-__all__ = ["compare", "aggregate", "parse_policy", "split_policies", "summary_row", "mean_table",
-           "write_compare_report", "DEFAULT_WORKLOAD", "DEFAULT_CLUSTER"]
+__all__ = ["compare", "aggregate", "parse_policy", "split_policies", "summary_row",
+           "DEFAULT_WORKLOAD", "DEFAULT_CLUSTER"]
 
 #: seeds per policy unless told: with the spread of per-seed log ratios measured on the
 #: default workload, 15 resolve a change of about a quarter in mean wait
@@ -248,13 +249,13 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
                 "cluster": str(cluster) if isinstance(cluster, (str, Path)) else "<object>",
                 "engine": config.model_dump(), "replicates": replicates if method else None,
                 "knobs": knobs}
-    inputs = [_input_digest(workload), _input_digest(cluster)]
+    inputs = [input_digest(workload), input_digest(cluster)]
     jobs = [(si, seed, spec) for si, seed in enumerate(seed_values) for spec in specs]
     store = None
     if out is not None:
         out = Path(out)
-        store = _RunStore(out, key_base, [(lab, s) for _, s, (lab, *_r) in jobs],
-                          overwrite=overwrite)   # checked before any run
+        store = RunStore(out, key_base, [(lab, s) for _, s, (lab, *_r) in jobs],
+                         overwrite=overwrite)   # checked before any run
     stats.update(total=len(jobs), kept=0, reran=0, message=None, done=0,
                  out=str(out) if out is not None else None, notices=[])
 
@@ -284,8 +285,9 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
 
     def inputs_of(seed: int, si: int) -> tuple[LoadedWorkload, ClusterSpec]:
         if (seed, si) not in loaded_by_seed:
-            loaded = _replicate(resolve_workload(workload, seed=seed, load_factor=load_factor,
-                                                 columns=column_map), method, si, seed)
+            loaded = replicate_workload(
+                resolve_workload(workload, seed=seed, load_factor=load_factor, columns=column_map),
+                method, si, seed)
             loaded_by_seed.clear()
             loaded_by_seed[(seed, si)] = (loaded, resolve_cluster(
                 run_cluster, loaded.trace_cluster, workload_label=loaded.label,
@@ -340,9 +342,9 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
     order = {lab: i for i, (lab, *_rest) in enumerate(specs)}
     runs_df = pd.DataFrame([rows[k] for k in sorted(rows, key=lambda k: (k[1], order[k[0]]))])
     runs_df["seed"] = runs_df["seed"].astype("int64")
-    replication = _replication(runs_df, replicates if method else None)
+    replication = detect_replication(runs_df, replicates if method else None)
     summary = aggregate(runs_df, baseline=baseline, labels=labels)
-    summary = _mark_replication(summary, replication)
+    summary = mark_replication(summary, replication)
     runs_df.attrs["summary"] = summary
     runs_df.attrs["baseline"] = baseline
     runs_df.attrs["replication"] = replication
@@ -374,97 +376,6 @@ def compare(workload: Any = None, cluster: Any = None, policies: Sequence[str] |
                                  seed_runs=digests,
                                  per_class=pd.DataFrame(per_class_rows))
     return runs_df
-
-
-#: how the runs of a comparison replicate, in words (summary.csv's ``replication`` column
-#: holds the key)
-REPLICATION_TEXT = {
-    "seeds": "independent seeds: the seeds change the workload or a policy's draws",
-    "none": "no replication: the {n} seeds gave identical runs (the same workload, and no "
-            "policy drew from its random generator), so the difference is one deterministic "
-            "figure without a confidence interval; --replicates windows:N or bootstrap:N "
-            "replicates a fixed trace",
-    "windows": "{n} disjoint windows of the trace by submit time, one per seed",
-    "bootstrap": "{n} resamples of the trace's jobs with replacement, each with its seed",
-}
-_CI_COLUMNS = ("ci95", "diff_ci95", "ratio_ci_low", "ratio_ci_high")
-
-
-def parse_replicates(text: str | None) -> tuple[str, int] | None:
-    """``"windows:4"`` -> ``("windows", 4)``; None for None or ``""``."""
-    if text is None or str(text).strip() == "":
-        return None
-    kind, _, n = str(text).strip().partition(":")
-    expected = "windows:N or bootstrap:N with N >= 2, e.g. --replicates windows:5"
-    if kind not in ("windows", "bootstrap") or not n.strip().isdigit():
-        raise InputError(f"--replicates {text!r}: not a replication method", expected=expected)
-    if int(n) < 2:
-        raise InputError(f"--replicates {text!r}: one replicate gives no interval",
-                         expected=expected)
-    return kind, int(n)
-
-
-def _replicate(loaded: LoadedWorkload, method: tuple[str, int] | None, si: int,
-               seed: int) -> LoadedWorkload:
-    """The workload of replicate ``si``: window ``si`` of ``method[1]``, or a resample of
-    the jobs seeded by ``seed``; the workload itself without a method."""
-    if method is None:
-        return loaded
-    from schedlab.workload.transforms import bootstrap_jobs, trace_windows
-    kind, n = method
-    w = trace_windows(loaded.workload, n)[si] if kind == "windows" else \
-        bootstrap_jobs(loaded.workload, seed)
-    return LoadedWorkload(w, loaded.trace_cluster, f"{loaded.label} ({kind} {si + 1} of {n})")
-
-
-def _replication(runs: pd.DataFrame, method: str | None) -> str:
-    """``method`` when given; else ``none`` when every seed gave each policy the same
-    workload, no policy drew from its generator and the runs' figures are identical, and
-    ``seeds`` otherwise."""
-    if method:
-        return method
-    if runs["seed"].nunique() < 2:
-        return "seeds"
-    if runs["workload_digest"].nunique() != 1 or runs["rng_draws"].astype(bool).any():
-        return "seeds"
-    skip = {"seed", "seed_index", "wall_seconds"}
-    cols = [c for c in runs.columns if c not in skip and pd.api.types.is_numeric_dtype(runs[c])]
-    same = runs.groupby("policy")[cols].nunique(dropna=False).le(1).all().all()
-    return "none" if same else "seeds"
-
-
-def _mark_replication(summary: pd.DataFrame, replication: str) -> pd.DataFrame:
-    """The ``replication`` column; with none, no interval (one deterministic figure)."""
-    summary = summary.copy()
-    summary["replication"] = replication
-    if replication == "none":
-        for col in _CI_COLUMNS:
-            summary[col] = float("nan")
-        for col in ("diff_ci_includes_0", "ratio_ci_includes_1"):
-            summary[col] = pd.array([pd.NA] * len(summary), dtype="boolean")
-    return summary
-
-
-def _input_digest(obj: Any) -> Any:
-    """The content fingerprint of a workload or cluster given to :func:`compare`: a file's
-    bytes (None for a ``builtin:`` name), a table's or object's content, a function's code."""
-    if isinstance(obj, (str, Path)):
-        return file_fingerprint(obj)
-    if isinstance(obj, pd.DataFrame):
-        return "frame:" + hashlib.sha256(pd.util.hash_pandas_object(obj, index=True)
-                                         .to_numpy().tobytes()).hexdigest()[:16]
-    if callable(obj) and not isinstance(obj, type):
-        import inspect
-        try:
-            text = inspect.getsource(obj)
-        except (OSError, TypeError):
-            text = getattr(obj, "__qualname__", repr(obj))
-        return "code:" + hashlib.sha256(text.encode()).hexdigest()[:16]
-    try:
-        return "object:" + hashlib.sha256(pickle.dumps(obj)).hexdigest()[:16]
-    except Exception:  # noqa: BLE001 - not picklable: never reuse a stored run of it
-        return f"unpicklable:{id(obj)}:{time.time_ns()}"
-
 
 def _workload_digest(w: Any) -> str:
     h = hashlib.sha1()
@@ -502,10 +413,10 @@ def _remote_run(task: dict[str, Any]) -> dict[str, Any]:
     """One run in a pool worker or a Ray task (a fresh process: everything is resolved
     from strings)."""
     seed, si, knobs = task["seed"], task["seed_index"], task["knobs"]
-    loaded = _replicate(resolve_workload(task["workload"], seed=seed,
-                                         load_factor=knobs["load_factor"],
-                                         columns=knobs.get("columns")),
-                        task["method"], si, seed)
+    loaded = replicate_workload(resolve_workload(task["workload"], seed=seed,
+                                                 load_factor=knobs["load_factor"],
+                                                 columns=knobs.get("columns")),
+                                task["method"], si, seed)
     spec = resolve_cluster(task["cluster"], loaded.trace_cluster, workload_label=loaded.label,
                            cluster_fraction=knobs["cluster_fraction"],
                            machines=knobs["machines"], seed=seed)
@@ -514,53 +425,6 @@ def _remote_run(task: dict[str, Any]) -> dict[str, Any]:
                             loaded.workload, drew),
             "digest": run_digest.digest(res)}
 
-
-class _RunStore(PickleStore):
-    """``out/runs/``: one file per finished run (its row and the figures' data) under its
-    key (:mod:`schedlab.executor.keys`), and ``out/compare.json``: the comparison they
-    belong to (its inputs and its runs).
-
-    A folder holding another comparison is never replaced without ``overwrite``: one of
-    other inputs (workload, cluster, engine config, replication), or one whose runs are
-    not all among this one's (fewer policies or seeds would replace its ``runs.csv``). The
-    same comparison, or one that extends it, resumes."""
-
-    def __init__(self, out: Path, key_base: dict[str, Any], runs: Sequence[tuple[str, int]], *,
-                 overwrite: bool) -> None:
-        from schedlab.run import check_output_dir
-        check_output_dir(out, overwrite=True)  # a file, or not writable: an error now
-        inputs = json.loads(json.dumps(key_base, sort_keys=True, default=str))
-        mine = sorted([str(lab), int(s)] for lab, s in runs)
-        marker = out / "compare.json"
-        other = [n for n in ("summary.json", "results") if (out / n).exists()]
-        if other and not overwrite:
-            raise InputError(f"holds the results of another command ({other[0]})", file=str(out),
-                             expected="another --out, or --overwrite")
-        if marker.exists() or (out / "runs.csv").exists():
-            try:
-                old = json.loads(marker.read_text())
-            except (OSError, json.JSONDecodeError):
-                old = {}
-            theirs = old.get("runs")
-            if old.get("inputs") != inputs:
-                problem = "a comparison of other inputs (workload, cluster, engine config or " \
-                          "replication)"
-            elif theirs is not None and not {tuple(r) for r in theirs} <= {tuple(r) for r in mine}:
-                labs = sorted({r[0] for r in theirs})
-                problem = (f"another comparison ({len(labs)} policies: {', '.join(labs)}; "
-                           f"{len({r[1] for r in theirs})} seeds), whose runs.csv this one "
-                           "would replace")
-            else:
-                problem = None
-            if problem is not None:
-                if not overwrite:
-                    raise InputError(f"holds {problem}", file=str(out),
-                                     expected="another --out, or --overwrite to replace it")
-                shutil.rmtree(out / "runs", ignore_errors=True)
-        super().__init__(out / "runs")
-        tmp = out / ".compare.json.tmp"
-        tmp.write_text(json.dumps({"inputs": inputs, "runs": mine}, indent=1))
-        os.replace(tmp, marker)
 
 
 def _command_line(workload: Any, cluster: Any, labels: Sequence[str], n: int, out: Path,
@@ -574,113 +438,3 @@ def _command_line(workload: Any, cluster: Any, labels: Sequence[str], n: int, ou
     parts.append(f"--replicates {replicates}" if replicates else f"--seeds {n}")
     parts.append(f"--out {out}")
     return " ".join(parts)
-
-
-def _outcome_table(runs: Mapping[str, RunResult]) -> pd.DataFrame:
-    """Task instance attempts by outcome, one row per policy (named as in the figures)."""
-    names = plots.policy_names(runs)
-    rows = []
-    for lab, res in runs.items():
-        att = res.attempts
-        counts = att.groupby("outcome_name", observed=False)["count"].sum()
-        rows.append({"policy": names[lab], **{str(k): int(v) for k, v in counts.items()},
-                     "wasted_cpu_seconds": res.summary.get("wasted_cpu_seconds", float("nan"))})
-    return pd.DataFrame(rows).fillna(0)
-
-
-def write_compare_report(path: str | Path, summary: pd.DataFrame, runs: Mapping[str, RunResult], *,
-                         meta: Mapping[str, Any], per_class: pd.DataFrame | None = None,
-                         seed_runs: Mapping[str, Sequence[run_digest.RunDigest]] | None = None,
-                         title: str = "schedlab policy comparison") -> Path:
-    """Write the comparison's HTML report.
-
-    It opens with the headline figure (every metric's paired ratio to the baseline with its
-    95% CI, :func:`schedlab.reports.plots.plot_ratios`), then the tables, the figures, the
-    per-class tables (one per class definition: priority, queue) and, last, how to rerun.
-    Utilization and CDFs pool ``seed_runs`` (digests of every seed run in this call) when
-    given; the other figures use ``runs``, the first seed's run of each policy.
-
-    ``summary`` is the runs table :func:`compare` returns (its aggregate in ``.attrs``).
-    """
-    from schedlab.reports.html import details_html
-    from schedlab.reports.tables import class_tables
-    names = plots.policy_names(runs)
-    first_seed = summary["seed"].iloc[0]
-    n_seeds = summary["seed"].nunique()
-    note = (f"Utilization and the CDFs pool every seed's run; the per-job bars and the heat "
-            f"map show the run with seed {first_seed}; tables cover all seeds."
-            if seed_runs else
-            f"Figures show the run with seed {first_seed} of each policy; tables cover all seeds.")
-    sec: list[Section] = []
-    several = summary["policy"].nunique() > 1
-    if several:
-        base = names.get(summary.attrs.get("baseline"), summary.attrs.get("baseline")) or \
-            next(iter(names.values()))
-        h = Section("headline", f"Every metric against {base}")
-        h.add(paragraph(
-            f"Each metric of each policy divided by {base}'s on the same seed (every policy "
-            f"sees the same workload for a given seed), as the geometric mean over the "
-            f"{n_seeds} seeds with its 95% confidence interval. Left of 1: smaller than {base}. "
-            f"A point without a bar has no spread over the seeds: the seeds gave identical "
-            f"runs, or there is only one.", cls="note"))
-        agg = summary.attrs.get("summary")
-        if agg is not None and "replication" in agg and \
-                (agg["replication"].astype(str) == "none").all():
-            h.add(paragraph("No replication: the seeds changed neither the workload nor any "
-                            "policy's draws, so every seed gave the same run and no interval "
-                            "can be drawn. For replicates of a fixed trace use --replicates "
-                            "windows:N or bootstrap:N.", cls="note"))
-        h.add(image_html(plots.plot_ratios(summary),
-                         f"Paired ratio of every metric to {base}, 95% CI"))
-        sec.append(h)
-    s = Section("summary", "Summary tables")
-    s.add(paragraph("Mean over seeds ± half-width of the 95% confidence interval. "
-                    "Times in seconds; utilizations are fractions of capacity."))
-    s.add(table_html(mean_table(summary)))
-    if several:
-        s.add(paragraph("Paired ratio to the baseline: the geometric mean over seeds of "
-                        "policy / baseline, [95% CI]; “≈1?” marks an interval that includes 1. "
-                        "Seeds where either value is 0 (nothing waited) have no ratio: the "
-                        "count of seeds used is shown where some were left out, and n/a where "
-                        "none remain. Read this table for waits and completion times: one seed "
-                        "with a giant job can swamp the absolute differences below.", cls="note"))
-        s.add(table_html(ratio_table(summary)))
-        s.add(paragraph("Paired difference to the baseline, seed by seed, ± 95% CI; “≈ 0?” "
-                        "marks an interval that includes 0, where the seeds cannot tell the "
-                        "policies apart (summary.csv):", cls="note"))
-        s.add(table_html(diff_table(summary)))
-    show = [c for c in ["policy", "seed", *KEY_METRICS, "wall_seconds"] if c in summary]
-    every = summary[show].assign(policy=summary["policy"].map(lambda p: names.get(p, p)))
-    s.add(details_html(f"Every run: {len(summary):,} rows (runs.csv)", table_html(every)))
-    sec.append(s)
-    pooled = {k: (seed_runs or {}).get(k) or v for k, v in runs.items()}   # all seeds where kept
-    sec.append(Section("utilization", "Utilization over time").add(paragraph(note, cls="note")).add(
-        image_html(plots.plot_utilization(pooled),
-                   "Used (solid) and allocated (dashed) share of each resource, one row per "
-                   "policy")))
-    sec.append(Section("cdfs", "Wait, completion time and slowdown per job class").add(
-        image_html(plots.plot_cdfs(pooled), "CDFs per job class (first row: all jobs)")))
-    sec.append(Section("jobs", "Per-job wait and completion time").add(
-        image_html(plots.plot_job_bars(runs), "Completion time (blue) with its wait part (orange)")))
-    ev = Section("evictions", "Evictions and waste")
-    ev_fig = plots.plot_evictions(summary)
-    ev.add(image_html(ev_fig, "Mean per run over seeds, 95% CI"))
-    if not isinstance(ev_fig, plots.NothingToShow):   # else every attempt finished: no table
-        ev.add(paragraph(f"Task instance attempts by outcome (seed {first_seed}):", cls="note"))
-        ev.add(table_html(_outcome_table(runs)))
-    sec.append(ev)
-    tabs = class_tables(per_class) if per_class is not None else {}
-    if tabs:
-        cl = Section("classes", "Per job class")
-        cl.add(paragraph(f"The run with seed {first_seed}; one table per way of classing jobs, "
-                         "so that each table counts every job once (per_class_seed0.csv).",
-                         cls="note"))
-        for definition, tab in tabs.items():
-            cl.add(f"<h3>By {definition}</h3>")
-            cl.add(table_html(tab))
-        sec.append(cl)
-    sec.append(Section("heatmap", "Per-machine utilization").add(
-        image_html(plots.plot_heatmap(runs, "cpu"), "CPU used per machine over time")))
-    return write_html(path, title, sec, meta=meta,
-                      subtitle=f"{len(runs)} policies × {n_seeds} seeds: "
-                               + ", ".join(names.values()))

@@ -87,11 +87,11 @@ def paragraph(text: str, *, cls: str | None = None) -> str:
 def image_html(png: bytes | Any, caption: str = "", *, alt: str | None = None) -> str:
     """An ``<img>`` with the PNG inline as a data URI. ``png`` may be a matplotlib Figure, or a
     :class:`.plots.NothingToShow`, which becomes one sentence instead of the figure."""
-    from schedlab.reports.plots import NothingToShow
+    from schedlab.reports.plots.style import NothingToShow
     if isinstance(png, NothingToShow):
         return paragraph(png.reason, cls="empty")
     if not isinstance(png, (bytes, bytearray)):
-        from schedlab.reports.plots import figure_png
+        from schedlab.reports.plots.style import figure_png
         png = figure_png(png)
     b64 = base64.b64encode(bytes(png)).decode("ascii")
     alt = html.escape(alt or caption or "figure")

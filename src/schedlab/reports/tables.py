@@ -88,7 +88,7 @@ def _pm(value: float, half: float) -> str:
 
 
 def _names(labels: Sequence[str]) -> dict[str, str]:
-    from schedlab.reports.plots import policy_names
+    from schedlab.reports.plots.style import policy_names
     return policy_names(labels)
 
 
