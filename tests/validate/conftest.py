@@ -11,7 +11,7 @@ SUBMIT, SCHEDULE, EVICT, FINISH, KILL = 0, 1, 2, 4, 5
 
 def us(t: float) -> int:
     """Seconds from the window start -> trace microseconds (trace time 0 is 600 s before)."""
-    return int(round((t + 600) * 1e6))
+    return round((t + 600) * 1e6)
 
 
 def task_row(t, job, idx, event, prio, cpu=0.25, mem=0.1, machine=""):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -19,7 +20,7 @@ from schedlab.validate.metrics import compare_outcome
 from schedlab.validate.replay import SimOutcome, run_replay
 from schedlab.validate.windows import Replay
 
-__all__ = ["DEFAULT_GRID", "Calibration", "calibrate", "loss"]
+__all__ = ["DEFAULT_GRID", "Calibration", "calibrate", "choose", "grid_points", "loss"]
 
 #: placement score x CPU over-commit of non-production work x seconds between passes
 DEFAULT_GRID: dict[str, list[Any]] = {"placement": ["best-fit", "worst-fit", "mix"],
@@ -48,15 +49,19 @@ def loss(rows: pd.DataFrame) -> float:
     return float(sum(p for p in parts if math.isfinite(p)))
 
 
-def calibrate(replay: Replay, *, grid: dict[str, list[Any]] | None = None, seed: int = 0,
-              progress: Callable[[str], None] | None = None) -> Calibration:
-    """Run every grid point on ``replay`` (the calibration window) and keep the best."""
+def grid_points(grid: dict[str, list[Any]] | None = None) -> list[dict[str, Any]]:
+    """Every point of ``grid`` (default :data:`DEFAULT_GRID`), in the search's order."""
     grid = grid or DEFAULT_GRID
     names = list(grid)
+    return [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
+
+
+def choose(replay: Replay, points: list[dict[str, Any]], outcomes: list[SimOutcome],
+           progress: Callable[[str], None] | None = None) -> Calibration:
+    """The search's table and its best point, from each point's run on ``replay`` (the
+    calibration window); the first point wins a tie."""
     records, best = [], None
-    for values in itertools.product(*(grid[n] for n in names)):
-        params = dict(zip(names, values))
-        out = run_replay(replay, "borg", params, seed=seed)
+    for params, out in zip(points, outcomes):
         rows, _ = compare_outcome(replay, out, window="calibration", n_boot=0)
         score = loss(rows)
         rec = {**params, "loss": score, "wall_seconds": out.wall_seconds}
@@ -72,3 +77,12 @@ def calibrate(replay: Replay, *, grid: dict[str, list[Any]] | None = None, seed:
     search = pd.DataFrame(records)
     search["chosen"] = [r["loss"] == best[0] for r in records]
     return Calibration(best[1], search, best[2])
+
+
+def calibrate(replay: Replay, *, grid: dict[str, list[Any]] | None = None, seed: int = 0,
+              progress: Callable[[str], None] | None = None) -> Calibration:
+    """Run every grid point on ``replay`` (the calibration window), one after the other,
+    and keep the best (:func:`.pipeline.validate_google2011` runs the points in parallel)."""
+    points = grid_points(grid)
+    return choose(replay, points, [run_replay(replay, "borg", p, seed=seed) for p in points],
+                  progress)

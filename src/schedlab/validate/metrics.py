@@ -13,14 +13,17 @@ Definitions (one row per window, policy, band and metric; see ``validation.csv``
   ``evictions_per_task`` the same divided by the band's tasks. ``error`` = relative error.
 * ``never_ran``: window tasks with no attempt in the window; ``error`` = relative error.
 * ``cpu_in_use``, ``mem_in_use``, ``running_tasks``: the time-averaged sum of requests
-  (count of tasks) running in each 5-minute bin; ``recorded``/``simulated`` are the means
+  (count of tasks) running in each 5-minute bin (the whole bins of the window: a remainder
+  at the end shorter than a bin is left out); ``recorded``/``simulated`` are the means
   over bins and ``error`` the MAPE over bins with a recorded value > 0. The ``*_corr`` rows
   hold the Pearson correlation of the two series in ``error`` (1 = same shape).
 
 CIs: tasks are resampled with replacement, the same draw for the recorded and the
 simulated value of a task (paired), and every per-task figure is recomputed (B draws, the
-2.5 and 97.5 percentiles). Series are resampled in moving blocks of 12 bins (an hour),
-paired the same way. The CI is that of ``error``.
+2.5 and 97.5 percentiles). Series are resampled in circular blocks of 12 bins (an hour;
+Politis and Romano, "A circular block-resampling procedure for stationary data", 1992),
+paired the same way: every bin is drawn equally often, the first and last ones too. The
+CI is that of ``error``.
 """
 from __future__ import annotations
 
@@ -31,8 +34,17 @@ import pandas as pd
 
 from schedlab.policies.borg import BANDS
 
-__all__ = ["BIN_SECONDS", "ROW_COLUMNS", "compare_outcome", "binned_level", "weighted_quantile",
-           "ks_distance", "Series"]
+__all__ = [
+    "BIN_SECONDS",
+    "ROW_COLUMNS",
+    "Series",
+    "binned_level",
+    "compare_outcome",
+    "ks_distance",
+    "series_edges",
+    "weighted_quantile",
+    "weighted_quantiles",
+]
 
 BIN_SECONDS = 300.0
 ROW_COLUMNS = ["window", "policy", "band", "metric", "recorded", "simulated", "error",
@@ -43,11 +55,20 @@ BLOCK_BINS = 12
 
 def weighted_quantile(sorted_values: np.ndarray, weights: np.ndarray, q: float) -> float:
     """Inverted-CDF quantile of values (sorted) repeated ``weights`` times."""
+    return weighted_quantiles(sorted_values, weights, (q,))[0]
+
+
+def weighted_quantiles(sorted_values: np.ndarray, weights: np.ndarray,
+                       qs: tuple[float, ...]) -> list[float]:
+    """:func:`weighted_quantile` at each of ``qs``, from one cumulative sum."""
     cum = np.cumsum(weights)
     if not len(cum) or cum[-1] <= 0:
-        return float("nan")
-    i = int(np.searchsorted(cum, q * cum[-1] - 1e-9 * cum[-1], side="left"))
-    return float(sorted_values[min(i, len(sorted_values) - 1)])
+        return [float("nan")] * len(qs)
+    out = []
+    for q in qs:
+        i = int(np.searchsorted(cum, q * cum[-1] - 1e-9 * cum[-1], side="left"))
+        out.append(float(sorted_values[min(i, len(sorted_values) - 1)]))
+    return out
 
 
 def ks_distance(rank_a: np.ndarray, w_a: np.ndarray, rank_b: np.ndarray, w_b: np.ndarray,
@@ -80,6 +101,16 @@ def binned_level(start: np.ndarray, end: np.ndarray, value: np.ndarray,
         return cv[k] * edges - cvt[k]
     total = integral(start, value) - integral(end, value)
     return np.diff(total) / np.diff(edges)
+
+
+def series_edges(start: float, end: float) -> np.ndarray:
+    """The 5-minute bins of a window: whole bins from ``start`` up to ``end``; a remainder
+    shorter than a bin at the end is left out (a part-filled bin averaged over the whole
+    bin would show both series dropping together). A window shorter than a bin is one bin."""
+    n = int(np.floor((end - start) / BIN_SECONDS + 1e-9))
+    if n < 1:
+        return np.array([start, end], dtype=float)
+    return start + BIN_SECONDS * np.arange(n + 1, dtype=float)
 
 
 @dataclass
@@ -129,10 +160,7 @@ def compare_outcome(replay, outcome, *, window: str, n_boot: int = 200, seed: in
     band = tasks["band"].to_numpy()
     w = replay.workload
     cpu, mem = w.request[:, 0], w.request[:, 1]
-    edges = np.arange(replay.start, replay.end + BIN_SECONDS, BIN_SECONDS)
-    edges[-1] = max(edges[-1], replay.end)
-    if len(edges) < 2:
-        edges = np.array([replay.start, replay.end])
+    edges = series_edges(replay.start, replay.end)
     rng = np.random.default_rng(seed)
     rows: list[list] = []
     series: dict[str, Series] = {}
@@ -168,9 +196,10 @@ def _task_rows(tasks, outcome, in_band, band_name, window, n_boot, rng) -> list[
     def stats(cw: np.ndarray, ce: np.ndarray) -> dict[str, tuple[float, float, float]]:
         wr, ws = cw * rec_ok, cw * sim_ok
         out = {}
-        for m, q in QUANTILES.items():
-            r = weighted_quantile(r_sorted, wr[r_ord], q)
-            s = weighted_quantile(s_sorted, ws[s_ord], q)
+        qs = tuple(QUANTILES.values())
+        rq = weighted_quantiles(r_sorted, wr[r_ord], qs)
+        sq = weighted_quantiles(s_sorted, ws[s_ord], qs)
+        for m, r, s in zip(QUANTILES, rq, sq):
             out[m] = (r, s, _rel(s, r))
         ks = ks_distance(r_rank, wr, s_rank, ws, len(pooled)) if len(pooled) else float("nan")
         out["wait_ks"] = (float(wr.sum()), float(ws.sum()), ks)
@@ -204,8 +233,10 @@ def _series_rows(rec, sim, pol, band_name, window, n_boot, rng) -> list[list]:
     draws = [[[], []] for _ in range(3)]
     blocks = max(1, int(np.ceil(n / BLOCK_BINS)))
     for _ in range(n_boot if n > BLOCK_BINS else 0):
-        starts = rng.integers(0, max(n - BLOCK_BINS, 0) + 1, blocks)
-        idx = (starts[:, None] + np.arange(BLOCK_BINS)[None, :]).ravel()[:n]
+        # circular blocks: a block may wrap from the last bin to the first, so that every
+        # bin is drawn equally often (moving blocks rarely draw the first and last bins)
+        starts = rng.integers(0, n, blocks)
+        idx = ((starts[:, None] + np.arange(BLOCK_BINS)[None, :]) % n).ravel()[:n]
         for k in range(3):
             mape, corr = _series_errors(rec[idx, k], sim[idx, k])
             draws[k][0].append(mape)

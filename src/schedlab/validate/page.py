@@ -11,7 +11,7 @@ from schedlab.policies.borg import BANDS
 from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
 from schedlab.reports.plots import figure_png
 
-__all__ = ["write_outputs", "aims", "verdicts"]
+__all__ = ["aims", "verdicts", "write_outputs"]
 
 
 def _row(rows: pd.DataFrame, window: str, policy: str, band: str, metric: str):

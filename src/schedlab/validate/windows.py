@@ -42,11 +42,15 @@ from schedlab.cluster.spec import ClusterSpec
 from schedlab.errors import InputError
 from schedlab.policies.borg import band_of
 from schedlab.workload.job import Workload
-from schedlab.workload.traces.google2011 import (_attempts, cluster_from_machine_events,
-                                                 read_machine_events, read_task_events)
+from schedlab.workload.traces.google2011 import (
+    _attempts,
+    cluster_from_machine_events,
+    read_machine_events,
+    read_task_events,
+)
 from schedlab.workload.traces.lines import LINE, TraceReport
 
-__all__ = ["WindowSpec", "Replay", "parse_window", "load_replay", "part_number"]
+__all__ = ["Replay", "WindowSpec", "load_replay", "parse_window", "part_number"]
 
 _PART = re.compile(r"part-(\d+)-of-\d+")
 SUBMIT, SCHEDULE, EVICT, KILL = 0, 1, 2, 5
