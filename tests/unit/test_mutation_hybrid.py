@@ -1,0 +1,40 @@
+"""Pins found by mutation testing (docs/guides/testing.md): HYBRID's plain phases
+(:mod:`schedlab.papers.hybrid.algorithms`, the reference the fast path is held to) on a
+case the fast path's tests cover only through the fast path."""
+import pytest
+
+import schedlab
+from schedlab.papers.hybrid.policy import HybridPolicy
+from schedlab.testing.builders import WorkloadBuilder, machines
+
+
+def _wl(*specs):
+    """specs: (job, at, dur, prio, mem_used); no memory requested, one instance each."""
+    b = WorkloadBuilder()
+    for job, at, dur, prio, mem_used in specs:
+        b.task(job, "t", at=at, dur=dur, prio=prio, mem=0.0, mem_used=mem_used)
+    return b.frame()
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_the_sticky_phase_evicts_for_two_heads_in_plain_and_fast_code(plain):
+    """HYBRID with sticky_evicts, 2 labels, memory-aware; one machine <4 cpu, 8 mem, 4
+    slots>. At 0, A1, A2 (class 0, use 1, 2 s) take the labels and B1, B2 (class 0, use
+    3) run as regular work: 8 memory used. At 2 the A's end; C1, C2 (class 1, use 3, 10 s)
+    arrive: 2 slots and 2 labels are free but only 2 memory. The sticky phase evicts B2
+    for C1 (the later placement of two equal starts), then B1 for C2; the C's run sticky
+    2-12, each in its victim's slot and memory (2 + 3 - 3 = 2 left after each). The B's fit
+    again at 12: 12-112, on the labels the C's free."""
+    wl = _wl(("A1", 0, 2, 0, 1.0), ("A2", 0, 2, 0, 1.0), ("B1", 0, 100, 0, 3.0),
+             ("B2", 0, 100, 0, 3.0), ("C1", 2, 10, 1, 3.0), ("C2", 2, 10, 1, 3.0))
+    policy = HybridPolicy({"unit_time": 0.0, "sticky_slots": 2, "sticky_evicts": True})
+    policy._plain = plain
+    res = schedlab.simulate(wl, machines((4, 8), slots=4), policy)
+    rows = sorted(res.tasks[["job_id", "attempt", "start_time", "end_time", "outcome"]]
+                  .astype({"job_id": str, "outcome": str}).itertuples(index=False, name=None))
+    assert rows == [("A1", 0, 0.0, 2.0, "completed"), ("A2", 0, 0.0, 2.0, "completed"),
+                    ("B1", 0, 0.0, 2.0, "evicted"), ("B1", 1, 12.0, 112.0, "completed"),
+                    ("B2", 0, 0.0, 2.0, "evicted"), ("B2", 1, 12.0, 112.0, "completed"),
+                    ("C1", 0, 2.0, 12.0, "completed"), ("C2", 0, 2.0, 12.0, "completed")]
+    started_at_2 = res.attempts[res.attempts["start_time"] == 2.0]     # C1 and C2 only
+    assert started_at_2["sticky"].astype(bool).tolist() == [True, True]
