@@ -1,5 +1,7 @@
 """Pins found by mutation testing (docs/guides/testing.md): each test kills mutants of the
 engine, the cluster model or a baseline policy that the rest of the fast suite let live."""
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -73,8 +75,8 @@ def test_fair_fills_the_job_with_the_smaller_memory_share_first():
 
 
 # --- Engine: contention, promotion, reservations (scripted policies) --------------------------
-from schedlab.cluster.actions import Place, Promote, Reserve, Status  # noqa: E402
-from schedlab.policies.base import Policy  # noqa: E402
+from schedlab.cluster.actions import Place, Promote, Reserve, Status
+from schedlab.policies.base import Policy
 
 
 def _index(w, job, task):
@@ -125,7 +127,7 @@ class PromoteAtFour(OppByName):
     """OppByName, and at t = 4 (its timer) promotes O1's group after checking the view."""
 
     name = "test-promote-at-4"
-    seen: dict = {}
+    seen: ClassVar[dict] = {}
 
     def timers(self):
         return {"promote": 4.0}
@@ -210,7 +212,7 @@ def test_reservations_hold_room_for_their_job_only():
 
 
 # --- Engine: node-local queues and drops ------------------------------------------------------
-from schedlab.cluster.actions import Dequeue, Drop, Enqueue  # noqa: E402
+from schedlab.cluster.actions import Dequeue, Drop, Enqueue
 
 
 class QueueScript(Policy):
@@ -219,7 +221,7 @@ class QueueScript(Policy):
     pending tasks, each if it fits."""
 
     name = "test-queue-script"
-    queues_seen: list = []
+    queues_seen: ClassVar[list] = []
 
     def decide(self, view):
         w = self.workload
@@ -284,7 +286,7 @@ def test_startup_delay_allocates_at_once_but_uses_and_starts_later():
 
 
 # --- Engine: memory pressure --------------------------------------------------------------
-from schedlab.cluster.actions import Preempt  # noqa: E402
+from schedlab.cluster.actions import Preempt
 
 
 def _killed_jobs(res):
@@ -580,7 +582,7 @@ class ReadsTheView(OppByName):
     capacity and (after a reservation at 0) free capacity."""
 
     name = "test-reads-the-view"
-    seen: dict = {}
+    seen: ClassVar[dict] = {}
 
     def timers(self):
         return {"look": 4.0}
@@ -622,7 +624,7 @@ class FreeOfHeartbeatRows(Policy):
     """Heartbeat mode: records view.free([0, 1]) and view.free() at each heartbeat."""
 
     name = "test-free-rows"
-    seen: list = []
+    seen: ClassVar[list] = []
 
     def decide(self, view):
         if view.heartbeat_machine is not None:
@@ -652,7 +654,7 @@ class SeesCompletions(Policy):
     """Places every pending task on machine 0; records the completions of each decision."""
 
     name = "test-sees-completions"
-    seen: list = []
+    seen: ClassVar[list] = []
 
     def decide(self, view):
         if view.trigger.completions:
@@ -697,8 +699,8 @@ def test_levels_follow_the_capacity_when_a_machine_leaves():
 
 
 # --- Cluster files ------------------------------------------------------------------------
-from schedlab.cluster.spec import read_cluster  # noqa: E402
-from schedlab.errors import InputError  # noqa: E402
+from schedlab.cluster.spec import read_cluster
+from schedlab.errors import InputError
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet", ".yaml"])
@@ -767,7 +769,7 @@ def test_hybrid_sticky_phase_may_evict_when_asked_to():
 
 
 # --- Usage steps on a second machine ----------------------------------------------------------
-import json  # noqa: E402
+import json
 
 
 def _stepped(job, **kw):
@@ -815,7 +817,7 @@ class PlaceThenCut(Policy):
     name = "test-place-then-cut"
     oversubscribes = True
     mode = "partial"
-    seen: dict = {}
+    seen: ClassVar[dict] = {}
 
     def timers(self):
         return {"t": 2.0}
@@ -939,7 +941,7 @@ class QueueLengthScript(QueueScript):
     """QueueScript, also noting machine 0's node-queue length at every decision."""
 
     name = "test-queue-length-script"
-    lengths: list = []
+    lengths: ClassVar[list] = []
 
     def decide(self, view):
         self.lengths.append((view.now, int(view.queue_length[0])))
@@ -991,7 +993,7 @@ class PlaceQueueThenMove(Policy):
     pending task is offered to machine 0 first (refused once it is gone), then machine 1."""
 
     name = "test-place-queue-then-move"
-    seen: list = []
+    seen: ClassVar[list] = []
 
     def decide(self, view):
         w = self.workload
@@ -1019,7 +1021,7 @@ def test_a_removed_machine_returns_its_work_and_refuses_new_work():
     assert _ends(res) == {"A": 15.0, "B": 15.0}
 
 
-from schedlab.cluster.actions import Unreserve  # noqa: E402
+from schedlab.cluster.actions import Unreserve
 
 
 class ReserveThenRelease(Policy):
@@ -1061,7 +1063,7 @@ class TwoTimers(Policy):
     """Two timers, "a" every 1 s and "b" every 2.5 s; notes which fire when, places A."""
 
     name = "test-two-timers"
-    fired: list = []
+    fired: ClassVar[list] = []
 
     def timers(self):
         return {"a": 1.0, "b": 2.5}
