@@ -4,10 +4,8 @@ import pytest
 
 import schedlab
 from schedlab.cluster.spec import homogeneous_cluster
-from schedlab.engine.simulation import Simulation
 from schedlab.errors import RunLimitError
 from schedlab.policies.base import Policy
-from schedlab.workload.job import Workload
 from tests.robust.bad_policies import HugeDelay
 
 FRAME = pd.DataFrame({"job_id": ["j"], "task_id": ["t"], "submit_time": [0.0],

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from tests.sweeps.sweep_helpers import write_spec
 from schedlab.sweeps import load_results, run_trial, sweep

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from schedlab.cluster.spec import cluster_from_table
 from schedlab.engine.records import RunRecords

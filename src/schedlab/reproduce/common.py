@@ -12,7 +12,7 @@ turns it into ``acceptance.csv``, ``calibration.csv``, ``tuning.csv``, ``regime_
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 

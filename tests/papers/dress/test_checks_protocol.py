@@ -3,9 +3,7 @@
 Each case gives per-seed (DRESS, Capacity) values as ``compare_runs`` would; the verdicts
 are worked out by hand in the comments (n = 5 seeds, so the per-seed condition needs 4).
 """
-import math
 
-import numpy as np
 import pandas as pd
 import pytest
 

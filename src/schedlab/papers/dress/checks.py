@@ -332,7 +332,7 @@ def claim_checks(comp, comp_sf, mixed_comp, shares_df, fcfs, reo, est_df) -> lis
              f"(band 10-{100 * S6_CAP[sh]:.1f}%), small-job wait Capacity "
              f"{sw.loc[sh, 'capacity_small_wait']:.0f} s vs DRESS "
              f"{sw.loc[sh, 'dress_small_wait']:.0f} s" for sh in bad if sh in S6_CAP]
-            + ([f"10% vs 30%: per-seed d(10%) - d(30%) " + _pcts(r6.parts[-1].per_seed)
+            + (["10% vs 30%: per-seed d(10%) - d(30%) " + _pcts(r6.parts[-1].per_seed)
                 + " (the 10% setting's small jobs are Jobs 6 and 8 of the paper)"]
                if r6.parts[-1].verdict != PASS else [])),
         note="the 10%-setting small jobs followed across shares: "
