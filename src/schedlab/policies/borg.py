@@ -10,8 +10,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from schedlab.cluster.actions import Place, Preempt
+from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import FIT_TOLERANCE, RESOURCES
+from schedlab.policies._borg_victims import Victims, VictimsReference
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
@@ -61,6 +62,9 @@ class BorgPolicy(Policy):
         with the same request vector (M machines). A request vector (with its band class)
         that fits nowhere is skipped until a machine that may have gained room lists it
         (``view.trigger.freed``), as in FIFO's incremental index.
+        Preemption (:mod:`schedlab.policies._borg_victims`) reads the running groups once
+        per pass that has a production task left over, then scans the M machines once per
+        such task.
     Reference
         Verma et al., EuroSys 2015; Reiss et al., the 2011 trace schema; Reiss et al.,
         "Heterogeneity and dynamicity of clouds at scale", SoCC 2012 (requests above
@@ -163,7 +167,7 @@ class BorgPolicy(Policy):
         open_ = ~self.blocked[keys]
         cap = view.capacity[:, self.cols]
         actions: list = []
-        victims = _Victims(view, self.band, self.cols)
+        victims = Victims(view, self.band, self.cols)
         first = prod & (open_ | self.params.preempt)
         if first.any():
             order, order_keys = pending[first], keys[first]
@@ -237,7 +241,7 @@ class BorgPolicy(Policy):
         order, keys = order[regroup], keys[regroup]
         cap = view.capacity[:, self.cols]
         actions: list = []
-        victims = _Victims(view, self.band, self.cols)
+        victims = VictimsReference(view, self.band, self.cols)
         cuts = np.flatnonzero(np.diff(keys)) + 1
         for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
             self._run(order[lo:hi], prod_room, other_room, cap, view, actions, victims)
@@ -430,69 +434,3 @@ class _FreedRoom:
         for j in cols:
             self.fits[:, j] = self._fits(other_room[self.rows[j]][None, :])[:, 0]
 
-
-class _Victims:
-    """Lower-band running groups per machine, read once per decision when needed."""
-
-    def __init__(self, view, band: np.ndarray, cols: np.ndarray) -> None:
-        self.view, self.band, self.cols = view, band, cols
-        self.groups = None
-        self.taken: set[int] = set()
-        self.last_count = 0
-
-    def _load(self) -> None:
-        rg = self.view.running_groups()
-        w = self.view.workload
-        low = self.band[rg.task] < 2
-        self.gid, self.task = rg.gid[low], rg.task[low]
-        self.machine, self.count = rg.machine[low], rg.count[low]
-        self.start, self.opp = rg.start_time[low], rg.opportunistic[low]
-        amount = w.request[self.task][:, self.cols] * self.count[:, None]
-        self.evictable = np.zeros((self.view.cluster.n_machines, len(self.cols)))
-        np.add.at(self.evictable, self.machine, amount)
-        self.amount = amount
-        self.groups = True
-
-    def make_room(self, t: int, req, prod_room, other_room, cap, actions) -> bool:
-        """Evict lower-band groups from one machine so that task ``t`` fits, and place it."""
-        if self.groups is None:
-            self._load()
-        self.last_count = 0
-        possible = np.flatnonzero((prod_room + self.evictable + FIT_TOLERANCE >= req).all(axis=1)
-                                  & self.view.alive)
-        if not len(possible):
-            return False
-        # the machine needing the least eviction: the most room already
-        need = np.maximum(req - prod_room[possible], 0) / np.where(cap[possible] > 0,
-                                                                  cap[possible], 1.0)
-        cpu = np.flatnonzero(self.cols == CPU)
-        for m in possible[np.argsort(need.sum(axis=1), kind="stable")][:3].tolist():
-            rows = np.flatnonzero(self.machine == m)
-            rows = [r for r in rows.tolist() if int(self.gid[r]) not in self.taken]
-            # lowest priority first, then the most recently started
-            prio = self.view.workload.priority
-            rows.sort(key=lambda r: (prio[self.task[r]], -self.start[r]))
-            room = prod_room[m].copy()
-            chosen = []
-            for r in rows:
-                if (room + FIT_TOLERANCE >= req).all():
-                    break
-                chosen.append(r)
-                gain = self.amount[r].copy()
-                if self.opp[r]:
-                    gain[cpu] = 0.0       # opportunistic CPU was never in production's room
-                room += gain
-            if not (room + FIT_TOLERANCE >= req).all():
-                continue
-            for r in chosen:
-                actions.append(Preempt(int(self.gid[r]), outcome="evicted", requeue=True,
-                                       reason="production task needs room"))
-                self.taken.add(int(self.gid[r]))
-                self.evictable[m] -= self.amount[r]
-                other_room[m] += self.amount[r]
-            prod_room[m] = room - req
-            other_room[m] -= req
-            actions.append(Place(t, m, 1))
-            self.last_count = len(chosen)
-            return True
-        return False

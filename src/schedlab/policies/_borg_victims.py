@@ -1,0 +1,174 @@
+"""The borg policy's production preemption: which lower-band groups to evict, and where.
+
+:class:`VictimsReference` is the plain version (every table read and every machine scanned
+with numpy, per call); :class:`Victims` takes the same decisions faster, and the borg
+tests prove it (``tests/validate/test_borg_fast.py``, the pass against the reference pass,
+which uses the plain version). A production task that fits nowhere retries preemption at
+every pass, and almost every retry finds no machine at all, so the speed is in that
+negative answer: the per-machine sums come from ``np.bincount`` (the same additions, in
+the same order, as ``np.add.at``), the per-group details are read only when a machine is
+a candidate, and the scan over machines is one compiled loop.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from schedlab.cluster.actions import Place, Preempt
+from schedlab.cluster.spec import FIT_TOLERANCE, RESOURCES
+
+__all__ = ["Victims", "VictimsReference"]
+
+CPU = RESOURCES.index("cpu")
+
+
+class VictimsReference:
+    """Lower-band running groups per machine, read once per decision when needed.
+
+    Assumptions: ``band`` is the policy's band per task (2 = production); ``cols`` the
+    active resource columns (the rooms' columns). Evicted groups go back to the queue."""
+
+    def __init__(self, view, band: np.ndarray, cols: np.ndarray) -> None:
+        self.view, self.band, self.cols = view, band, cols
+        self.groups = None
+        self.taken: set[int] = set()
+        self.last_count = 0
+
+    def _load(self) -> None:
+        rg = self.view.running_groups()
+        w = self.view.workload
+        low = self.band[rg.task] < 2
+        self.gid, self.task = rg.gid[low], rg.task[low]
+        self.machine, self.count = rg.machine[low], rg.count[low]
+        self.start, self.opp = rg.start_time[low], rg.opportunistic[low]
+        amount = w.request[self.task][:, self.cols] * self.count[:, None]
+        self.evictable = np.zeros((self.view.cluster.n_machines, len(self.cols)))
+        np.add.at(self.evictable, self.machine, amount)
+        self.amount = amount
+        self.groups = True
+
+    def _possible(self, req: np.ndarray, prod_room: np.ndarray) -> np.ndarray:
+        """Alive machines where evicting every lower-band group would make room for ``req``."""
+        return np.flatnonzero((prod_room + self.evictable + FIT_TOLERANCE >= req).all(axis=1)
+                              & self.view.alive)
+
+    def _details(self) -> None:
+        """Make sure the per-group rows (gid, task, start, opp) are read."""
+
+    def make_room(self, t: int, req, prod_room, other_room, cap, actions) -> bool:
+        """Evict lower-band groups from one machine so that task ``t`` fits, and place it."""
+        if self.groups is None:
+            self._load()
+        self.last_count = 0
+        possible = self._possible(req, prod_room)
+        if not len(possible):
+            return False
+        self._details()
+        # the machine needing the least eviction: the most room already
+        need = np.maximum(req - prod_room[possible], 0) / np.where(cap[possible] > 0,
+                                                                  cap[possible], 1.0)
+        cpu = np.flatnonzero(self.cols == CPU)
+        for m in possible[np.argsort(need.sum(axis=1), kind="stable")][:3].tolist():
+            rows = np.flatnonzero(self.machine == m)
+            rows = [r for r in rows.tolist() if int(self.gid[r]) not in self.taken]
+            # lowest priority first, then the most recently started
+            prio = self.view.workload.priority
+            rows.sort(key=lambda r: (prio[self.task[r]], -self.start[r]))
+            room = prod_room[m].copy()
+            chosen = []
+            for r in rows:
+                if (room + FIT_TOLERANCE >= req).all():
+                    break
+                chosen.append(r)
+                gain = self.amount[r].copy()
+                if self.opp[r]:
+                    gain[cpu] = 0.0       # opportunistic CPU was never in production's room
+                room += gain
+            if not (room + FIT_TOLERANCE >= req).all():
+                continue
+            for r in chosen:
+                actions.append(Preempt(int(self.gid[r]), outcome="evicted", requeue=True,
+                                       reason="production task needs room"))
+                self.taken.add(int(self.gid[r]))
+                self.evictable[m] -= self.amount[r]
+                other_room[m] += self.amount[r]
+            prod_room[m] = room - req
+            other_room[m] -= req
+            actions.append(Place(t, m, 1))
+            self.last_count = len(chosen)
+            return True
+        return False
+
+
+class Victims(VictimsReference):
+    """:class:`VictimsReference`, with the same tables built for less.
+
+    ``evictable`` per column is ``np.bincount(machine, weights=amount[:, c])``: like
+    ``np.add.at`` into zeros, it adds the rows in index order, so the sums are the same
+    bit for bit. The groups' ids, tasks, start times and opportunistic flags are selected
+    only when some machine could make room (rarely: most retries find none). The scan over
+    machines is a compiled loop with the same test, ``room + evictable + tolerance >=
+    request``, added in the same order (numpy when numba is absent or switched off)."""
+
+    def _load(self) -> None:
+        rg = self.view.running_groups()
+        low = np.flatnonzero(self.band[rg.task] < 2)
+        self._rg, self._low = rg, low
+        task, count = rg.task[low], rg.count[low]
+        self.machine, self.count = rg.machine[low], count
+        self.amount = self.view.workload.request[task][:, self.cols] * count[:, None]
+        M = self.view.cluster.n_machines
+        self.evictable = np.empty((M, len(self.cols)))
+        for j in range(len(self.cols)):
+            self.evictable[:, j] = np.bincount(self.machine, weights=self.amount[:, j],
+                                               minlength=M)
+        self.groups = True
+        self._have_details = False
+
+    def _details(self) -> None:
+        if self._have_details:
+            return
+        rg, low = self._rg, self._low
+        self.gid, self.task = rg.gid[low], rg.task[low]
+        self.start, self.opp = rg.start_time[low], rg.opportunistic[low]
+        self._have_details = True
+
+    def _possible(self, req: np.ndarray, prod_room: np.ndarray) -> np.ndarray:
+        kernel = _scan_kernel()
+        if kernel is None:
+            return super()._possible(req, prod_room)
+        return kernel(prod_room, self.evictable, req, np.asarray(self.view.alive),
+                      FIT_TOLERANCE)
+
+
+_KERNEL: list = []
+
+
+def _scan_kernel():
+    """:func:`_scan_loop` compiled with numba (None without it or with ``SCHEDLAB_JIT=0``).
+    Built at first use."""
+    if _KERNEL:
+        return _KERNEL[0]
+    from schedlab.policies._jit import compiler
+    jit = compiler()
+    _KERNEL.append(None if jit is None else jit(_scan_loop))
+    return _KERNEL[0]
+
+
+def _scan_loop(prod_room, evictable, req, alive, tolerance):
+    """The alive machines m with ``prod_room[m] + evictable[m] + tolerance >= req`` in
+    every column, ascending (a NaN compares false, as in numpy)."""
+    M, C = prod_room.shape
+    out = np.empty(M, dtype=np.int64)
+    n = 0
+    for m in range(M):
+        if not alive[m]:
+            continue
+        ok = True
+        for c in range(C):
+            if not (prod_room[m, c] + evictable[m, c] + tolerance >= req[c]):
+                ok = False
+                break
+        if ok:
+            out[n] = m
+            n += 1
+    return out[:n]
