@@ -109,6 +109,27 @@ EQUIVALENT: dict[str, str] = {
     "schedlab.papers.hybrid.pri.xǁPriorityPolicyǁreset__mutmut_56":
         "the compiled random-slot draw off: choose_slot draws the same slot from the same "
         "random number (the kernel is its compiled twin)",
+    "schedlab.cluster.view.x_first_fit_machines__mutmut_45":
+        "the divisor of an unrequested resource is never read: every fit test ORs ~asked first",
+    "schedlab.engine.apply.xǁActionApplierǁ_preempt__mutmut_38":
+        "the reason text of a preemption; end_group ignores reason=",
+    "schedlab.engine.clocks.xǁVirtualClocksǁrefresh__mutmut_128":
+        "rounding guard: the due completions of an instant run before any refresh, so the "
+        "head is never behind its clock by more than float noise (as complete_due #21)",
+    "schedlab.engine.steps.xǁUsageStepsǁinstall_usage_steps__mutmut_17":
+        "the extra columns cannot be contended: unused ones hold 0 (never > capacity) and "
+        "unbounded ones have capacity inf (never exceeded)",
+    "schedlab.papers.hybrid._fast.xǁFastPathǁ_reset_fast__mutmut_2":
+        "_dirty None at reset: every pending task arrives with a trigger that sets it True",
+    "schedlab.papers.hybrid._fast.xǁFastPathǁ_reset_fast__mutmut_57":
+        "np.full(n, -1, dtype=None) infers int64 from the fill value: the same array",
+    "schedlab.papers.hybrid.pri.xǁPriorityPolicyǁ_evict_action__mutmut_35":
+        "count 2 for 1: PRI places one instance per action, so every group holds one and "
+        "end_group evicts min(count, 1)",
+    "schedlab.papers.hybrid.pri.xǁPriorityPolicyǁdecide__mutmut_16":
+        "dtype None: view.pending_tasks() is already an int64 array",
+    _FFI + "xǁFirstFitIndexǁdecide__mutmut_73":
+        "'' for None: both are falsy, and `space or self._free_space(view)` recomputes either way",
 }
 # Mutants that hung (time did not advance) and were stopped by hand instead of waiting for
 # mutmut's CPU limit: counted as timeouts, i.e. killed. Names are only valid for the tree

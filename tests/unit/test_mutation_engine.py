@@ -1,11 +1,22 @@
 """Pins found by mutation testing (docs/guides/testing.md): per-machine time integrals
-(alive seconds, used area under usage steps) worked out by hand."""
+(alive seconds, used area under usage steps) worked out by hand, and how the engine checks
+a policy's actions (each rejection's status and reason, each malformed field)."""
 import json
 
 import pytest
 
 import schedlab
-from schedlab.cluster.actions import Place
+from schedlab.cluster.actions import (
+    Dequeue,
+    Drop,
+    Enqueue,
+    Place,
+    Preempt,
+    Promote,
+    Reserve,
+    Unreserve,
+)
+from schedlab.errors import InputError
 from schedlab.policies.base import Policy
 from schedlab.testing.builders import WorkloadBuilder, machines
 
@@ -36,3 +47,133 @@ def test_memory_used_under_usage_steps_counts_every_instance():
     res = schedlab.simulate(wl, machines((4, 1)), _PlaceTwo())
     assert res.tasks["end_time"].tolist() == [10.0, 10.0]
     assert res.machines["mem_util_used"].iloc[0] == pytest.approx(0.4)
+
+
+# --- the action checks: every rejection's status and reason, as a user reads them --------------
+
+class _Script(Policy):
+    """Returns ``first`` at its first decision, then places pending tasks on machine 0."""
+    name = "test-script"
+
+    def __init__(self, first, params=None):
+        super().__init__(params)
+        self.first_actions = first
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self.first = True
+
+    def decide(self, view):
+        if self.first:
+            self.first = False
+            return list(self.first_actions)
+        return [Place(int(t), 0, 1) for t in view.pending_tasks()]
+
+
+# One task of 1 instance (<1 cpu, 1 mem>, 10 s) on one machine <4 cpu, 4 mem>.
+@pytest.mark.parametrize("action, status, reason", [
+    (Place(1, 0, 1), "infeasible", "unknown task 1"),
+    (Place(-1, 0, 1), "infeasible", "unknown task -1"),
+    (Place(0, 1, 1), "infeasible", "unknown machine 1"),
+    (Place(0, -1, 1), "infeasible", "unknown machine -1"),
+    (Place(0, 0, 0), "error", "count 0 < 1"),
+    (Place(0, 0, 2), "unschedulable", "task 0 has 1 pending, not 2"),
+    (Place(0, 0, 1, opportunistic=True), "infeasible",
+     "policy does not declare oversubscribes=True"),
+    (Place(0, 0, 1, from_queue=True), "unschedulable",
+     "fewer than 1 instances of task 0 queued at 0"),
+    (Enqueue(1, 0), "infeasible", "unknown task 1"),
+    (Enqueue(0, 1), "infeasible", "unknown machine 1"),
+    (Enqueue(0, 0, 2), "unschedulable", "task 0 has 1 pending, not 2"),
+    (Enqueue(0, 0, 0), "unschedulable", "task 0 has 1 pending, not 0"),
+    (Dequeue(0, 1), "infeasible", "unknown machine"),
+    (Dequeue(0, 0), "unschedulable", "fewer than 1 instances of task 0 queued"),
+    (Drop(1), "infeasible", "unknown task 1"),
+    (Drop(0, 2), "unschedulable", "task 0 has 1 pending, not 2"),
+    (Drop(0, 0), "unschedulable", "task 0 has 1 pending, not 0"),
+    (Preempt(7), "infeasible", "group 7 is not running"),
+    (Promote(7), "infeasible", "group 7 is not running"),
+    (Reserve(1, 0, (1.0,)), "infeasible", "unknown machine 1"),
+    (Reserve(0, 0, (4.5,)), "unschedulable", "cannot reserve more than is free on machine 0"),
+    (Unreserve(0, 0), "infeasible", "no reservation for job 0 on machine 0"),
+    ("place", "error", "unknown action type str"),
+])
+def test_each_rejection_has_its_status_and_reason(action, status, reason):
+    res = schedlab.simulate(_one_task(), machines((4, 4)), _Script([action, Place(0, 0, 1)]))
+    assert res.rejections.values.tolist() == [[0.0, type(action).__name__, status, reason]]
+    assert res.summary["actions_rejected"] == 1
+    assert res.tasks["start_time"].tolist() == [0.0]      # the next action is applied
+
+
+def _one_task(cpu=1.0):
+    return WorkloadBuilder().task("a", "x", dur=10, cpu=cpu, mem=1).frame()
+
+
+def test_a_place_that_does_not_fit_names_the_short_resource():
+    """A 5-cpu task on a 4-cpu machine: cpu 5 > free 4 (the resource furthest over)."""
+    res = schedlab.simulate(_one_task(cpu=5.0), machines((4, 4), (8, 8)),
+                            _Script([Place(0, 0, 1), Place(0, 1, 1)]))
+    assert res.rejections["reason"].tolist() == ["cpu 5 > free 4 on machine 0"]
+    assert res.tasks["machine_id"].tolist() == ["m1"]
+
+
+@pytest.mark.parametrize("action, shown", [
+    (Enqueue(0, 0, 1.0), "count is 1.0"), (Enqueue(0.0, 0), "task is 0.0"),
+    (Enqueue(0, True), "machine is True"), (Place(0, 0, 1.0), "count is 1.0"),
+    (Dequeue(0, 0, None), "count is None"), (Drop(0, 1.0), "count is 1.0"),
+    (Preempt(0.0), "group is 0.0"), (Preempt(0, count=1.0), "count is 1.0"),
+    (Promote(None), "group is None"), (Reserve(0, 0.0, (1.0,)), "job is 0.0"),
+    (Unreserve(0.0, 0), "machine is 0.0"),
+])
+def test_a_malformed_field_is_named_with_the_policy_and_the_time(action, shown):
+    with pytest.raises(InputError) as err:
+        schedlab.simulate(_one_task(), machines((4, 4)), _Script([action]))
+    assert str(err.value) == (f"policy 'test-script' returned {action!r} at t=0 s: {shown} "
+                              "(expected an integer)")
+
+
+class _ReserveThenPlace(Policy):
+    """At 0: job 1 reserves ``held`` cpu on machine 0 and task 0 (job 0) starts there; when
+    task 1 (job 1) arrives at 5 it is placed on machine 0."""
+    name = "test-reserve-then-place"
+    held = 2.0
+
+    def decide(self, view):
+        if view.now == 0.0:
+            return [Reserve(0, 1, (self.held,)), Place(0, 0, 1)]
+        return [Place(int(t), 0, 1) for t in view.pending_tasks()]
+
+
+@pytest.mark.parametrize("cpu_b, start_b", [(3.0, 5.0), (3.5, 10.0)])
+def test_a_reservation_counts_what_is_already_allocated(cpu_b, start_b):
+    """Machine <6 cpu, 8 mem>. A (job 0, 3 cpu) runs 0-10; job 1 holds 2 cpu. At 5, B (job 1)
+    asks for cpu_b: free for it = 6 - 3 allocated - 2 reserved + 2 its own = 3. So 3 cpu
+    starts at once, 3.5 waits for A to end at 10 (then 6 - 0 - 2 + 2 = 6)."""
+    wl = (WorkloadBuilder().task("A", "x", dur=10, cpu=3, mem=1)
+          .task("B", "x", at=5, dur=1, cpu=cpu_b, mem=1).frame())
+    res = schedlab.simulate(wl, machines((6, 8)), _ReserveThenPlace())
+    assert res.tasks.sort_values("job_id")["start_time"].tolist() == [0.0, start_b]
+
+
+class _KillTwo(Policy):
+    """At 0 places both instances of task 0 in one group on machine 0; when task 1 arrives
+    at 5, kills that group (not requeued) and places task 1."""
+    name = "test-kill-two"
+
+    def decide(self, view):
+        if view.now == 0.0:
+            return [Place(0, 0, 2)]
+        if view.now == 5.0 and view.pending_tasks().tolist() == [1]:
+            gid = int(view.running_groups().gid[0])
+            return [Preempt(gid, outcome="killed", requeue=False), Place(1, 0, 1)]
+        return []
+
+
+def test_killing_a_group_of_two_wastes_both_instances_cpu_seconds():
+    """Two instances of <1 cpu> ran 5 s at speed 1 when killed: 2 x 1 x 5 = 10 cpu-seconds
+    wasted; both end as killed and are never run again."""
+    wl = (WorkloadBuilder().task("A", "x", n=2, dur=10, cpu=1, mem=1)
+          .task("B", "x", at=5, dur=1, cpu=1, mem=1).frame())
+    res = schedlab.simulate(wl, machines((4, 4)), _KillTwo())
+    assert res.summary["wasted_cpu_seconds"] == pytest.approx(10.0)
+    assert res.summary["kills"] == 2

@@ -1,10 +1,16 @@
 """Pins found by mutation testing (docs/guides/testing.md): HYBRID's plain phases
-(:mod:`schedlab.papers.hybrid.algorithms`, the reference the fast path is held to) on a
-case the fast path's tests cover only through the fast path."""
+(:mod:`schedlab.papers.hybrid.algorithms`, the reference the fast path is held to) on
+cases the fast path's tests cover only through the fast path, and PRI's memory-aware
+victim choice in both."""
+import math
+
+import numpy as np
 import pytest
 
 import schedlab
+from schedlab.papers.hybrid.algorithms import largest_room
 from schedlab.papers.hybrid.policy import HybridPolicy
+from schedlab.papers.hybrid.pri import PriorityPolicy
 from schedlab.testing.builders import WorkloadBuilder, machines
 
 
@@ -38,3 +44,33 @@ def test_the_sticky_phase_evicts_for_two_heads_in_plain_and_fast_code(plain):
                     ("C1", 0, 2.0, 12.0, "completed"), ("C2", 0, 2.0, 12.0, "completed")]
     started_at_2 = res.attempts[res.attempts["start_time"] == 2.0]     # C1 and C2 only
     assert started_at_2["sticky"].astype(bool).tolist() == [True, True]
+
+
+@pytest.mark.parametrize("free, mem_free, room", [
+    ([0, 2], None, math.inf),             # a free slot, memory ignored: any room
+    ([0, 0], None, -math.inf),            # no free slot
+    ([0, 1, 2], [5.0, 3.0, 4.0], 4.0),    # the most memory among machines with a slot
+    ([0, 0], [1.0, 2.0], -math.inf),
+])
+def test_largest_room(free, mem_free, room):
+    got = largest_room(np.array(free), None if mem_free is None else np.array(mem_free))
+    assert got == room
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_a_memory_aware_evictor_skips_a_victim_whose_machine_is_too_small(plain):
+    """PRI, memory-aware, most-free slots. m0 <1 cpu, 4 mem, 1 slot>, m1 <1 cpu, 2 mem,
+    1 slot>. L1 (class 0, uses 1) runs on m0 from 0, L2 (class 0, uses 1) on m1 from 1. H
+    (class 5, uses 3) at 2 needs a victim: L2, the most recent, would leave 2 + 1 < 3 on m1;
+    L1 leaves 3 + 1 = 4 on m0. So L1 is evicted, H runs 2-12 on m0, and L1 restarts on m1
+    when L2 ends at 11."""
+    b = WorkloadBuilder()
+    for job, at, prio, used in (("L1", 0, 0, 1.0), ("L2", 1, 0, 1.0), ("H", 2, 5, 3.0)):
+        b.task(job, "t", at=at, dur=10, prio=prio, mem=0.0, mem_used=used)
+    policy = PriorityPolicy({"unit_time": 0.0, "slot_choice": "most-free"})
+    policy._plain = plain
+    res = schedlab.simulate(b.frame(), machines((1, 4), (1, 2), slots=1), policy)
+    rows = sorted(res.tasks[["job_id", "attempt", "start_time", "outcome"]]
+                  .astype({"job_id": str, "outcome": str}).itertuples(index=False, name=None))
+    assert rows == [("H", 0, 2.0, "completed"), ("L1", 0, 0.0, "evicted"),
+                    ("L1", 1, 11.0, "completed"), ("L2", 0, 1.0, "completed")]
