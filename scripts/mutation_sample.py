@@ -130,6 +130,14 @@ EQUIVALENT: dict[str, str] = {
         "dtype None: view.pending_tasks() is already an int64 array",
     _FFI + "xǁFirstFitIndexǁdecide__mutmut_73":
         "'' for None: both are falsy, and `space or self._free_space(view)` recomputes either way",
+    "schedlab.cluster.state.xǁGroupTableǁ__init____mutmut_39":
+        "a one-element start array: _grow replaces it at once (new[:0] = it broadcasts to nothing)",
+    "schedlab.engine.ledger.xǁFreeBaseǁ__init____mutmut_5":
+        "dtype dropped: the capacity is already a float array (inf where not modelled)",
+    "schedlab.engine.state.xǁClusterStateǁ__init____mutmut_13":
+        "astype(None) is astype(float64), and durations are float64 already",
+    "schedlab.engine.tasks.xǁTaskQueuesǁ__init____mutmut_25":
+        "submitted as floats: only set to True and read with .item() as a truth value",
 }
 # Mutants that hung (time did not advance) and were stopped by hand instead of waiting for
 # mutmut's CPU limit: counted as timeouts, i.e. killed. Names are only valid for the tree

@@ -257,3 +257,16 @@ def test_events_pop_by_time_then_kind_priority_then_scheduling_order():
         (1.0, ev.ARRIVAL, 5, 0), (1.0, ev.SAMPLE, 2, 0), (2.0, ev.ARRIVAL, 1, 0)]
     assert [p[1] for p in popped] == [0, 1, 3, 3, 6, 3]
     assert len(q) == 0 and q.peek_time() == INF
+
+
+def test_a_machine_count_too_large_for_memory_names_its_row_and_column(tmp_path):
+    """The second data line (file line 3) asks for 10^15 machines: refused before the rows
+    are multiplied out, at the row with the largest count."""
+    p = tmp_path / "c.csv"
+    p.write_text("machine_id,cpu,mem,count\nm,4,8,2\nn,4,8,1000000000000000\n")
+    with pytest.raises(InputError) as err:
+        read_cluster(p)
+    assert (err.value.row, err.value.column) == (3, "count")
+    assert str(err.value).startswith(f"{p}, row 3, column 'count': 1,000,000,000,000,002 "
+                                     "machines need at least")
+    assert err.value.expected == "a size that fits in memory"

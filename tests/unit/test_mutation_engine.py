@@ -16,7 +16,7 @@ from schedlab.cluster.actions import (
     Reserve,
     Unreserve,
 )
-from schedlab.errors import InputError
+from schedlab.errors import InputError, PolicyError
 from schedlab.policies.base import Policy
 from schedlab.testing.builders import WorkloadBuilder, machines
 
@@ -177,3 +177,17 @@ def test_killing_a_group_of_two_wastes_both_instances_cpu_seconds():
     res = schedlab.simulate(wl, machines((4, 4)), _KillTwo())
     assert res.summary["wasted_cpu_seconds"] == pytest.approx(10.0)
     assert res.summary["kills"] == 2
+
+
+def test_a_policy_error_in_timers_names_the_call():
+    class BadTimers(Policy):
+        name = "test-bad-timers"
+
+        def timers(self):
+            return {}["tick"]
+
+        def decide(self, view):
+            return []
+    with pytest.raises(PolicyError, match=r"^policy 'test-bad-timers' raised in timers at t=0 s: "
+                                          r"KeyError: 'tick'"):
+        schedlab.simulate(_one_task(), machines((4, 4)), BadTimers())
