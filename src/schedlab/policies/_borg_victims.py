@@ -115,7 +115,8 @@ class Victims(VictimsReference):
         self._rg, self._low = rg, low
         task, count = rg.task[low], rg.count[low]
         self.machine, self.count = rg.machine[low], count
-        self.amount = self.view.workload.request[task][:, self.cols] * count[:, None]
+        # the active columns only, gathered from a contiguous (tasks x columns) copy
+        self.amount = _task_request(self.view.workload, self.cols)[task] * count[:, None]
         M = self.view.cluster.n_machines
         self.evictable = np.empty((M, len(self.cols)))
         for j in range(len(self.cols)):
@@ -138,6 +139,20 @@ class Victims(VictimsReference):
             return super()._possible(req, prod_room)
         return kernel(prod_room, self.evictable, req, np.asarray(self.view.alive),
                       FIT_TOLERANCE)
+
+
+_REQUEST: dict = {}
+
+
+def _task_request(workload, cols: np.ndarray) -> np.ndarray:
+    """``workload.request[:, cols]``, contiguous, kept for the last workload and columns
+    (the same values: gathering its rows equals gathering the request's rows, then the
+    columns). The cache holds the request array, so its ``id`` cannot be reused."""
+    key = (id(workload.request), cols.tobytes())
+    if _REQUEST.get("key") != key:
+        _REQUEST.update(key=key, table=np.ascontiguousarray(workload.request[:, cols]),
+                        owner=workload.request)
+    return _REQUEST["table"]
 
 
 _KERNEL: list = []
