@@ -191,3 +191,28 @@ def test_a_policy_error_in_timers_names_the_call():
     with pytest.raises(PolicyError, match=r"^policy 'test-bad-timers' raised in timers at t=0 s: "
                                           r"KeyError: 'tick'"):
         schedlab.simulate(_one_task(), machines((4, 4)), BadTimers())
+
+
+def test_a_drop_ends_the_lowest_pending_instances_without_running_them():
+    """Task of 3 instances: Drop 2, Place 1. Instances 0 and 1 end as dropped at 0 (no start);
+    instance 2 runs 0-10. Nothing is left pending, so the run ends at 10."""
+    wl = WorkloadBuilder().task("a", "x", n=3, dur=10, cpu=1, mem=1).frame()
+    res = schedlab.simulate(wl, machines((4, 4)), _Script([Drop(0, 2), Place(0, 0, 1)]))
+    rows = res.tasks[["instance", "end_time", "outcome"]].astype({"outcome": str})
+    assert rows.values.tolist() == [[0, 0.0, "dropped"], [1, 0.0, "dropped"], [2, 10.0, "completed"]]
+    assert res.tasks["start_time"].isna().tolist() == [True, True, False]
+    assert (res.summary["instances_dropped"], res.summary["actions_applied"]) == (2, 2)
+
+
+def test_node_queues_enqueue_dequeue_and_place_from_the_queue():
+    """Task of 3 instances, machines m0 and m1. At 0: instances 0, 1 go to m1's queue; one
+    (the queue's head, 0) returns to pending; instance 1 starts from m1's queue; one pending
+    instance starts on m0: the returned 0 before the fresh 2. Instance 2 starts on m0 at
+    the next decision, when 0 ends at 10."""
+    wl = WorkloadBuilder().task("a", "x", n=3, dur=10, cpu=1, mem=1).frame()
+    script = _Script([Enqueue(0, 1, 2), Dequeue(0, 1, 1), Place(0, 1, 1, from_queue=True),
+                      Place(0, 0, 1)])
+    res = schedlab.simulate(wl, machines((4, 4), (4, 4)), script)
+    rows = res.tasks.sort_values("instance")[["instance", "start_time", "machine_id"]]
+    assert rows.astype({"machine_id": str}).values.tolist() == [[0, 0.0, "m0"], [1, 0.0, "m1"], [2, 10.0, "m0"]]
+    assert res.summary["actions_rejected"] == 0
