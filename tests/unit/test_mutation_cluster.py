@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import schedlab
-from schedlab.cluster.actions import Place
+from schedlab.cluster.actions import Enqueue, Place
 from schedlab.cluster.sampling import (
     _quotas,
     machine_types,
@@ -270,3 +270,45 @@ def test_a_machine_count_too_large_for_memory_names_its_row_and_column(tmp_path)
     assert str(err.value).startswith(f"{p}, row 3, column 'count': 1,000,000,000,000,002 "
                                      "machines need at least")
     assert err.value.expected == "a size that fits in memory"
+
+
+# --- what a policy reads about running groups and node queues ---------------------------------
+
+class _ReadAt4(Policy):
+    """At 0: A's 2 instances in one group on m0, B's 2 queued at m1. At 4 (C arrives): reads
+    the view, then starts B from m1's queue and C on m1."""
+    name = "test-read-at-4"
+
+    def decide(self, view):
+        if view.now == 0.0:
+            return [Place(0, 0, 2), Enqueue(1, 1, 2)]
+        if view.now != 4.0:
+            return []
+        gid = view.groups_on(0)[0]
+        self.seen = {
+            "groups_on": [view.groups_on(0), view.groups_on(1)], "machine": view.group_machine(gid),
+            "progress": view.group_progress(gid), "remaining": view.group_remaining(gid),
+            "machine_groups": view.machine_groups(0), "queue": view.node_queue(1),
+            "queue_rows": view.node_queue_rows(1), "idle": view.idle()[:, :2].tolist(),
+            "evictions": view.evictions_of(0).tolist(), "requeued": view.requeued_attempts(0),
+            "pending": view.pending_tasks().tolist()}
+        return [Place(1, 1, 2, from_queue=True), Place(2, 1, 1)]
+
+
+def test_a_policy_reads_progress_queues_and_idle_capacity_by_hand():
+    """m0 <4 cpu, 4 mem, speed 2>, m1 <4, 4>. A (2 x <1, 1>, 20 s of work) runs on m0 from
+    0: at 4 it has done 2 x 4 = 8 nominal seconds, 12 left. m0's idle capacity is 4 - 2 on
+    both resources (usage = request); m1 is idle. m1's queue holds B's 2 instances since 0;
+    only C (task 2) is pending."""
+    wl = (WorkloadBuilder().task("A", "x", n=2, dur=20, cpu=1, mem=1)
+          .task("B", "x", n=2, dur=5, cpu=1, mem=1).task("C", "x", at=4, dur=5, cpu=1, mem=1)
+          .frame())
+    pol = _ReadAt4()
+    res = schedlab.simulate(wl, machines((4, 4, 2.0), (4, 4)), pol)
+    gid = pol.seen["groups_on"][0][0]
+    assert pol.seen == {
+        "groups_on": [[gid], []], "machine": 0, "progress": 8.0, "remaining": 12.0,
+        "machine_groups": ([], 2), "queue": [(1, 2, 0.0, False)], "queue_rows": [[1, 2, 0.0]],
+        "idle": [[2.0, 2.0], [4.0, 4.0]], "evictions": [0, 0], "requeued": [], "pending": [2]}
+    assert res.tasks.groupby("job_id", observed=True)["end_time"].max().to_dict() == \
+        {"A": 10.0, "B": 9.0, "C": 9.0}
