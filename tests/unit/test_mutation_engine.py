@@ -216,3 +216,35 @@ def test_node_queues_enqueue_dequeue_and_place_from_the_queue():
     rows = res.tasks.sort_values("instance")[["instance", "start_time", "machine_id"]]
     assert rows.astype({"machine_id": str}).values.tolist() == [[0, 0.0, "m0"], [1, 0.0, "m1"], [2, 10.0, "m0"]]
     assert res.summary["actions_rejected"] == 0
+
+
+class _PromoteAt5(Policy):
+    """Opportunistic A on m0 at 0; at 5, promotes it and places B on m1; at 10, places C
+    on m1. Records the touched machines of each decision's trigger."""
+    name = "test-promote-at-5"
+    oversubscribes = True
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self.touched = {}
+
+    def decide(self, view):
+        self.touched[view.now] = sorted(view.trigger.touched)
+        if view.now == 0.0:
+            return [Place(0, 0, 1, opportunistic=True)]
+        if view.now == 5.0:
+            return [Promote(int(view.running_groups().gid[0])), Place(1, 1, 1)]
+        return [Place(2, 1, 1)] if view.now == 10.0 else []
+
+
+def test_a_promotion_touches_its_machine_and_the_record_says_regular():
+    """The decision at 5 promotes A on m0 and starts B on m1: the next decision (C's arrival
+    at 10) sees both machines touched. A's record is regular (its allocation was
+    promoted); A ends at 100, C at 11, B at 105, each touching its machine."""
+    wl = (WorkloadBuilder().task("A", "x", dur=100).task("B", "x", at=5, dur=100)
+          .task("C", "x", at=10, dur=1).frame())
+    pol = _PromoteAt5()
+    res = schedlab.simulate(wl, machines((4, 4), (4, 4)), pol)
+    assert pol.touched == {0.0: [], 5.0: [0], 10.0: [0, 1], 11.0: [1], 100.0: [0], 105.0: [1]}
+    assert res.tasks["opportunistic"].astype(bool).tolist() == [False, False, False]
+    assert res.summary["actions_rejected"] == 0
