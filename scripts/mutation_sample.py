@@ -130,6 +130,8 @@ EQUIVALENT: dict[str, str] = {
         "dtype None: view.pending_tasks() is already an int64 array",
     _FFI + "xǁFirstFitIndexǁdecide__mutmut_73":
         "'' for None: both are falsy, and `space or self._free_space(view)` recomputes either way",
+    "schedlab.cluster.view.x__fits_somewhere__mutmut_13":
+        "the pre-filter is optimistic: skipping a column passes more tasks to the exact test",
     "schedlab.cluster.state.xǁGroupTableǁ__init____mutmut_39":
         "a one-element start array: _grow replaces it at once (new[:0] = it broadcasts to nothing)",
     "schedlab.engine.ledger.xǁFreeBaseǁ__init____mutmut_5":

@@ -178,6 +178,8 @@ def test_first_fit_with_one_two_or_unbounded_resources(fit):
     """One resource: the first machine with enough. Two: exact on both. An unbounded
     resource (inf everywhere) constrains nothing."""
     assert fit(np.array([[2.0], [5.0], [3.0]]), np.array([[1.0], [3.0], [4.0]])).tolist() == [1, -1, 1]
+    # requests below 1: 0.5 fits m1 (1.0) and 0.2 m0 (0.25)
+    assert fit(np.array([[0.5], [0.2]]), np.array([[0.25], [1.0]])).tolist() == [1, 0]
     free2 = np.array([[1.0, 4.0], [4.0, 1.0], [3.0, 3.0]])
     assert fit(np.array([[2.0, 2.0], [1.0, 4.0], [4.0, 2.0], [0.0, 5.0]]), free2).tolist() \
         == [2, 0, -1, -1]
@@ -190,6 +192,7 @@ def test_first_fit_on_nothing(fit):
     assert fit(np.zeros((0, 2)), np.ones((3, 2))).tolist() == []
     assert fit(np.ones((2, 2)), np.zeros((0, 2))).tolist() == [-1, -1]
     assert fit(np.ones((2, 2)), np.zeros((3, 2))).tolist() == [-1, -1]
+    assert fit(np.zeros((2, 3)), FREE).tolist() == [0, 0]      # nobody asks for anything
 
 
 def test_first_fit_answers_as_its_reference_on_random_arrays():
