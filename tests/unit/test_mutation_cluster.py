@@ -315,3 +315,9 @@ def test_a_policy_reads_progress_queues_and_idle_capacity_by_hand():
         "idle": [[2.0, 2.0], [4.0, 4.0]], "evictions": [0, 0], "requeued": [], "pending": [2]}
     assert res.tasks.groupby("job_id", observed=True)["end_time"].max().to_dict() == \
         {"A": 10.0, "B": 9.0, "C": 9.0}
+
+
+def test_quotas_give_the_leftover_machine_to_the_largest_remainder():
+    """Types of 2, 5 and 3 machines, 5 kept: exact shares 1, 2.5 and 1.5; floors 1, 2, 1
+    leave one machine, which goes to the first largest remainder (0.5, type 1): 1, 3, 1."""
+    assert _quotas(np.array([2, 5, 3]), 5).tolist() == [1, 3, 1]

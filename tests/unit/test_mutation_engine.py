@@ -248,3 +248,27 @@ def test_a_promotion_touches_its_machine_and_the_record_says_regular():
     assert pol.touched == {0.0: [], 5.0: [0], 10.0: [0, 1], 11.0: [1], 100.0: [0], 105.0: [1]}
     assert res.tasks["opportunistic"].astype(bool).tolist() == [False, False, False]
     assert res.summary["actions_rejected"] == 0
+
+
+class _FailsUnderPressure(Policy):
+    """Places every pending task on machine 0; raises when asked for memory victims."""
+
+    name = "test-fails-under-pressure"
+    oversubscribes = True
+
+    def decide(self, view):
+        return [Place(int(t), 0, int(view.pending[t])) for t in view.pending_tasks()]
+
+    def on_memory_pressure(self, view, machine):
+        raise RuntimeError("no victims here")
+
+
+def test_a_policy_error_under_memory_pressure_names_the_call_and_the_machine():
+    """mem 4: R1 (uses 2) at 0 and R2 (uses 3) at 1 put 5 on machine 0, so at 1 the policy
+    is asked for victims and raises: a PolicyError for on_memory_pressure on machine 0."""
+    wl = (WorkloadBuilder().task("R1", "t", dur=10, mem=1, mem_used=2)
+          .task("R2", "t", at=1, dur=10, mem=1, mem_used=3).frame())
+    with pytest.raises(PolicyError) as err:
+        schedlab.simulate(wl, machines((8, 4)), _FailsUnderPressure(), until=1.5)
+    assert err.value.during == "on_memory_pressure (machine 0)"
+    assert err.value.time == 1.0 and "no victims here" in err.value.error

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import schedlab
-from schedlab.papers.hybrid.algorithms import largest_room
+from schedlab.papers.hybrid.algorithms import fill_free_slots, largest_room
 from schedlab.papers.hybrid.policy import HybridPolicy
 from schedlab.papers.hybrid.pri import PriorityPolicy
 from schedlab.testing.builders import WorkloadBuilder, machines
@@ -74,3 +74,19 @@ def test_a_memory_aware_evictor_skips_a_victim_whose_machine_is_too_small(plain)
                   .astype({"job_id": str, "outcome": str}).itertuples(index=False, name=None))
     assert rows == [("H", 0, 2.0, "completed"), ("L1", 0, 0.0, "evicted"),
                     ("L1", 1, 11.0, "completed"), ("L2", 0, 1.0, "completed")]
+
+
+def _first_free(t, free, mem_free):
+    hits = np.flatnonzero(free > 0)
+    return int(hits[0]) if len(hits) else -1
+
+
+def test_fill_free_slots_stops_with_what_it_placed_when_no_slot_is_left():
+    """One free slot, task 0 wants 2 instances and up to 5 may be placed (memory ignored):
+    the first instance takes machine 0, then the slot rule finds no free slot (-1), and
+    the one placement made is returned."""
+    free, wanted = np.array([1]), np.array([2, 1])
+    steps = fill_free_slots(np.array([0, 1]), wanted, 5, free, None, np.zeros(2), _first_free,
+                            sticky=True, reason="test")
+    assert [(s.task, s.machine, s.sticky) for s in steps] == [(0, 0, True)]
+    assert free.tolist() == [0] and wanted.tolist() == [1, 1]
