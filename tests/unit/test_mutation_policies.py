@@ -5,6 +5,8 @@ import pytest
 
 import schedlab
 from schedlab.papers.dress.algorithms import adjust_delta
+from schedlab.policies import _fifo_index
+from schedlab.policies.fifo import FifoPolicy
 from schedlab.testing.builders import WorkloadBuilder, machines
 
 
@@ -62,3 +64,17 @@ def test_tetris_srpt_term_is_scaled_to_the_mean_alignment():
     res = schedlab.simulate(wl, machines((8, 8)), "tetris")
     starts = res.tasks.groupby("job_id", observed=True)["start_time"].apply(sorted).to_dict()
     assert starts == {"A": [0.0] * 4, "B": [100.0]}
+
+
+def test_fifo_index_compiled_scan_places_a_task_that_asks_for_every_resource(monkeypatch):
+    """The first-fit index with its compiled scan from the first decision on. One machine
+    <8 cpu, 8 mem>; 3 instances of <4, 4> for 10 s ask for every finite resource, so the
+    kernel scans them (only a task that asks for nothing takes the numpy shortcut): two
+    start at 0, the third when one ends, at 10."""
+    monkeypatch.delenv("SCHEDLAB_JIT", raising=False)
+    monkeypatch.setattr(_fifo_index, "_KERNEL_MIN_ROWS", 0)
+    fifo = FifoPolicy(incremental=True)
+    wl = WorkloadBuilder().task("A", "t", n=3, dur=10, cpu=4, mem=4).frame()
+    res = schedlab.simulate(wl, machines((8, 8)), fifo)
+    assert sorted(res.tasks.start_time) == [0.0, 0.0, 10.0]
+    assert fifo._index is not None and bool(fifo._index._kernel)
