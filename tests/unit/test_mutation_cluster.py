@@ -321,3 +321,11 @@ def test_quotas_give_the_leftover_machine_to_the_largest_remainder():
     """Types of 2, 5 and 3 machines, 5 kept: exact shares 1, 2.5 and 1.5; floors 1, 2, 1
     leave one machine, which goes to the first largest remainder (0.5, type 1): 1, 3, 1."""
     assert _quotas(np.array([2, 5, 3]), 5).tolist() == [1, 3, 1]
+
+
+@pytest.mark.parametrize("fit", [first_fit_machines, first_fit_machines_reference])
+def test_first_fit_compares_each_request_with_its_own_resource(fit):
+    """One machine <5 cpu, 4 mem>. <5, 4> fits exactly and <3, 4> with room to spare: both
+    go to machine 0 (the skyline's first coordinate is the cpu, 5 >= 5; comparing the cpu
+    request with the 4 of memory would turn the first away)."""
+    assert fit(np.array([[5.0, 4.0], [3.0, 4.0]]), np.array([[5.0, 4.0]])).tolist() == [0, 0]
