@@ -196,3 +196,14 @@ def test_seed_list_spawns_from_the_base_seed():
     assert seed_list(3, base=7) == want
     assert seed_list(2, base=7) == want[:2] and seed_list(3) != want
     assert all(type(s) is int for s in want)
+
+
+def test_class_tables_keep_the_input_order_of_rows_of_one_class():
+    """Per-class rows of 40 runs without a policy column (run i has priority i mod 3): the
+    priority table sorts by priority and keeps the runs of each priority in input order,
+    0, 3, ..., 39 for priority 0 (an unstable sort of more than 16 rows would mix them)."""
+    n = 40
+    per_class = pd.DataFrame({"class": [f"priority={i % 3}" for i in range(n)], "run": range(n)})
+    table = class_tables(per_class)["priority"]
+    assert table["priority"].tolist() == ["0"] * 14 + ["1"] * 13 + ["2"] * 13
+    assert table["run"].tolist() == [*range(0, n, 3), *range(1, n, 3), *range(2, n, 3)]
