@@ -140,6 +140,25 @@ EQUIVALENT: dict[str, str] = {
         "astype(None) is astype(float64), and durations are float64 already",
     "schedlab.engine.tasks.xǁTaskQueuesǁ__init____mutmut_25":
         "submitted as floats: only set to True and read with .item() as a truth value",
+    "schedlab.engine.ledgers.xǁLedgersǁ_pairs__mutmut_5":
+        "dtype dropped: a usage step's delta row is float64 already (steps are read as floats)",
+    "schedlab.engine.steps.xǁUsageStepsǁ_steps_finish_group__mutmut_26":
+        "a usage step's ledger key has no request: charging its allocation adds nothing",
+    "schedlab.engine.tasks.xǁTaskQueuesǁtake_from_node_queue__mutmut_14":
+        "a whole contiguous entry of n > 1 takes the first-entry way: same run, same queue state",
+    "schedlab.engine.tasks.xǁTaskQueuesǁtake_from_node_queue__mutmut_38":
+        "n == 1 through runs_of: runs_of([i]) is [(i, 1)], the same run",
+    "schedlab.papers.hybrid.algorithms.x_memory_overrun__mutmut_14":
+        "over == TOL goes on, but ceil(0 / per) asks 0 instances of every group: nothing evicted",
+    "schedlab.papers.hybrid._fast.xǁ_ClassQueueǁdrop_idle__mutmut_10":
+        "None stored in the bool array listed is False",
+    _FFI + "xǁFirstFitIndexǁ_free_space__mutmut_14":
+        "the column-key cache is never hit: the columns are rebuilt, same values",
+    _FFI + "xǁFirstFitIndexǁ_load_kernel__mutmut_3":
+        "only when the compiled scan loads; it places as the numpy scan does",
+    "schedlab.policies._share.x_progressive_filling__mutmut_128":
+        "the inner loop ends placed (the placed task still heads cand) or with cand empty: "
+        "both conditions are `placed`",
 }
 # Mutants that hung (time did not advance) and were stopped by hand instead of waiting for
 # mutmut's CPU limit: counted as timeouts, i.e. killed. Names are only valid for the tree
