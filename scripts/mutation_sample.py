@@ -156,6 +156,10 @@ EQUIVALENT: dict[str, str] = {
         "the column-key cache is never hit: the columns are rebuilt, same values",
     _FFI + "xǁFirstFitIndexǁ_load_kernel__mutmut_3":
         "only when the compiled scan loads; it places as the numpy scan does",
+    "schedlab.papers.hybrid._fast.xǁ_ClassQueueǁadd__mutmut_20":
+        "ready ranks held as float64 are exact (far below 2^53): same order, same searchsorted",
+    "schedlab.papers.hybrid.pri.xǁPriorityPolicyǁreset__mutmut_48":
+        "every requeue rank one higher: same order among them and above every ready rank",
     "schedlab.policies._share.x_progressive_filling__mutmut_128":
         "the inner loop ends placed (the placed task still heads cand) or with cand empty: "
         "both conditions are `placed`",
