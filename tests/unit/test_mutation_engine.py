@@ -272,3 +272,39 @@ def test_a_policy_error_under_memory_pressure_names_the_call_and_the_machine():
         schedlab.simulate(wl, machines((8, 4)), _FailsUnderPressure(), until=1.5)
     assert err.value.during == "on_memory_pressure (machine 0)"
     assert err.value.time == 1.0 and "no victims here" in err.value.error
+
+
+def test_a_request_at_the_tolerance_fits_beside_a_reservation():
+    """The reservation case of _ReserveThenPlace with B asking 3 + 1e-9 cpu: free for it is 3;
+    3 + 1e-9 is not more than 3 + FIT_TOLERANCE (1e-9), the bound every fit test allows, so
+    B starts at 5."""
+    wl = (WorkloadBuilder().task("A", "x", dur=10, cpu=3, mem=1)
+          .task("B", "x", at=5, dur=1, cpu=3 + 1e-9, mem=1).frame())
+    res = schedlab.simulate(wl, machines((6, 8)), _ReserveThenPlace())
+    assert res.tasks.sort_values("job_id")["start_time"].tolist() == [0.0, 5.0]
+
+
+class _ReserveASlot(Policy):
+    """At 0 job 1 reserves 1 cpu and 1 slot on machine 0; later decisions record free()."""
+    name = "test-reserve-a-slot"
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self.seen = []
+
+    def decide(self, view):
+        if view.now == 0.0:
+            return [Reserve(0, 1, (1.0, 0.0, 0.0, 0.0, 1.0))]
+        self.seen.append(view.free()[0].tolist())
+        return []
+
+
+def test_a_reservation_holds_no_slot_in_the_free_view():
+    """Machine <4 cpu, 8 mem, net 10, 2 slots>; job 1 reserves 1 cpu and 1 slot. At 5 free
+    shows cpu 4 - 1 = 3, mem 8, disk unbounded, net 10 and both slots: a reservation holds
+    no slot, and the slot it named is given back to the slot column only."""
+    wl = (WorkloadBuilder().task("A", "x", dur=1, cpu=1, mem=1)
+          .task("B", "x", at=5, dur=1, cpu=1, mem=1).frame())
+    pol = _ReserveASlot()
+    schedlab.simulate(wl, machines((4, 8), net=10.0, slots=2.0), pol, until=6)
+    assert pol.seen[0] == [3.0, 8.0, float("inf"), 10.0, 2.0]
