@@ -16,7 +16,8 @@ from schedlab.cluster.actions import (
     Reserve,
     Unreserve,
 )
-from schedlab.errors import InputError, PolicyError
+from schedlab.engine.config import EngineConfig
+from schedlab.errors import InputError, PolicyError, RunLimitError
 from schedlab.policies.base import Policy
 from schedlab.testing.builders import WorkloadBuilder, machines
 
@@ -308,3 +309,21 @@ def test_a_reservation_holds_no_slot_in_the_free_view():
     pol = _ReserveASlot()
     schedlab.simulate(wl, machines((4, 8), net=10.0, slots=2.0), pol, until=6)
     assert pol.seen[0] == [3.0, 8.0, float("inf"), 10.0, 2.0]
+
+
+class _StartsNever(Policy):
+    """Places every pending task with a start-up delay of 1e300 s: work is never done."""
+    name = "test-starts-never"
+
+    def decide(self, view):
+        return [Place(int(t), 0, int(view.pending[t]), startup_delay=1e300)
+                for t in view.pending_tasks()]
+
+
+def test_the_time_bound_stops_the_run_only_once_the_clock_is_past_it():
+    """One 3 s task at 0 on a speed-1 machine, samples every 1 s: the limit is
+    0 + 10 * (3 + 1) = 40 s. The sample at exactly 40 s is not past it; the one at 41 s is."""
+    wl = WorkloadBuilder().task("A", "x", dur=3, cpu=1, mem=1).frame()
+    with pytest.raises(RunLimitError, match=r"passed t=41 s .* \(limit t=40 s\)"):
+        schedlab.simulate(wl, machines((1, 1)), _StartsNever(),
+                          config=EngineConfig(sample_interval=1.0))
