@@ -160,6 +160,8 @@ EQUIVALENT: dict[str, str] = {
         "ready ranks held as float64 are exact (far below 2^53): same order, same searchsorted",
     "schedlab.papers.hybrid.pri.xǁPriorityPolicyǁreset__mutmut_48":
         "every requeue rank one higher: same order among them and above every ready rank",
+    "schedlab.engine.simulation.xǁSimulationǁ_run__mutmut_29":
+        "skips the final publish, a flush only: the ledger arrays publish their rows on read",
     "schedlab.policies._share.x_progressive_filling__mutmut_128":
         "the inner loop ends placed (the placed task still heads cand) or with cand empty: "
         "both conditions are `placed`",
