@@ -20,6 +20,11 @@ from schedlab.engine.config import EngineConfig
 from schedlab.errors import InputError, PolicyError, RunLimitError
 from schedlab.policies.base import Policy
 from schedlab.testing.builders import WorkloadBuilder, machines
+from schedlab.testing.fakes import FirstThenPlace
+
+
+class _Script(FirstThenPlace):
+    name = "test-script"
 
 
 def test_a_removed_machine_counts_alive_seconds_until_its_removal():
@@ -51,25 +56,6 @@ def test_memory_used_under_usage_steps_counts_every_instance():
 
 
 # --- the action checks: every rejection's status and reason, as a user reads them --------------
-
-class _Script(Policy):
-    """Returns ``first`` at its first decision, then places pending tasks on machine 0."""
-    name = "test-script"
-
-    def __init__(self, first, params=None):
-        super().__init__(params)
-        self.first_actions = first
-
-    def reset(self, cluster, workload, rng):
-        super().reset(cluster, workload, rng)
-        self.first = True
-
-    def decide(self, view):
-        if self.first:
-            self.first = False
-            return list(self.first_actions)
-        return [Place(int(t), 0, 1) for t in view.pending_tasks()]
-
 
 # One task of 1 instance (<1 cpu, 1 mem>, 10 s) on one machine <4 cpu, 4 mem>.
 @pytest.mark.parametrize("action, status, reason", [

@@ -9,25 +9,11 @@ from schedlab.cluster.spec import read_cluster
 from schedlab.errors import InputError, PolicyError
 from schedlab.policies.base import Policy
 from schedlab.testing.builders import WorkloadBuilder, machines
+from schedlab.testing.fakes import FirstThenPlace
 
 
-class _Once(Policy):
-    """Returns ``actions`` at its first decision, then places pending tasks on machine 0."""
+class _Once(FirstThenPlace):
     name = "test-once"
-
-    def __init__(self, actions, params=None):
-        super().__init__(params)
-        self.actions = actions
-
-    def reset(self, cluster, workload, rng):
-        super().reset(cluster, workload, rng)
-        self.first = True
-
-    def decide(self, view):
-        if self.first:
-            self.first = False
-            return list(self.actions)
-        return [Place(int(t), 0, 1) for t in view.pending_tasks()]
 
 
 def _run(actions, cpu=1.0):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from schedlab.cluster.actions import Place
 from schedlab.policies.base import Policy
 
-__all__ = ["Overbook", "Wrapped"]
+__all__ = ["FirstThenPlace", "Overbook", "Wrapped"]
 
 
 class Overbook(Policy):
@@ -21,6 +21,28 @@ class Overbook(Policy):
     def decide(self, view):
         return [Place(int(t), 0, int(view.pending[t]), opportunistic=True)
                 for t in view.pending_tasks()]
+
+
+class FirstThenPlace(Policy):
+    """Returns ``actions`` at its first decision, then places pending tasks on machine 0:
+    drives one action (often a malformed one) through the engine at a known moment."""
+
+    name = "test-first-then-place"
+    description = "test fake: given actions first, then everything on machine 0"
+
+    def __init__(self, actions, params=None):
+        super().__init__(params)
+        self.actions = actions
+
+    def reset(self, cluster, workload, rng):
+        super().reset(cluster, workload, rng)
+        self.first = True
+
+    def decide(self, view):
+        if self.first:
+            self.first = False
+            return list(self.actions)
+        return [Place(int(t), 0, 1) for t in view.pending_tasks()]
 
 
 class Wrapped:
