@@ -97,11 +97,13 @@ class _BothVictims(BorgPolicy):
 
     def decide(self, view):
         prod_room, _ = self._rooms(view)
-        fast, plain = Victims(view, self.band, self.cols), VictimsReference(view, self.band,
-                                                                           self.cols)
+        self.held.note(view.trigger)
+        fast = Victims(view, self.band, self.cols, self.held)
+        plain = VictimsReference(view, self.band, self.cols)
         fast._load()
         plain._load()
-        # bincount and np.add.at add the same rows in the same order: equal bit for bit
+        # the table kept across passes (bincount, or rows re-added on changed machines) and
+        # np.add.at add the same rows in the same order: equal bit for bit
         assert fast.evictable.tobytes() == plain.evictable.tobytes()
         fast._details()
         for name in ("gid", "task", "machine", "count", "start", "opp", "amount"):
@@ -114,21 +116,25 @@ class _BothVictims(BorgPolicy):
         return super().decide(view)
 
 
-@pytest.mark.parametrize("compiled", [True, False])
-def test_victims_tables_equal_plain(compiled):
+@pytest.mark.parametrize("compiled, rebuild_share", [(True, 0.25), (False, 0.25),
+                                                     (True, 2.0)])
+def test_victims_tables_equal_plain(compiled, rebuild_share, monkeypatch):
+    """Every pass: the kept table equals a new plain one. With a share of 2.0 the table is
+    built once and then only re-added machine by machine."""
     jobs, cluster = _busy_cell(5, n_tasks=500, n_machines=10, priority_p=PREEMPTING)
-    saved = list(_borg_victims._KERNEL)
+    monkeypatch.setattr(_borg_victims.LowBandHeld, "rebuild_share", rebuild_share)
     if not compiled:
-        _borg_victims._KERNEL[:] = [None]        # the numpy scan
-    try:
-        _BothVictims.checked = _BothVictims.found = 0
-        params = {"placement": "worst-fit", "interval": 2.0}
-        assert_same_decisions(_BothVictims(**params), _reference(params), jobs, cluster,
-                              seed=5, min_decisions=50)
-    finally:
-        _borg_victims._KERNEL[:] = saved
+        monkeypatch.setattr(_borg_victims, "_KERNEL", [None])       # the numpy scan
+    _BothVictims.checked = _BothVictims.found = 0
+    params = {"placement": "worst-fit", "interval": 2.0}
+    policy = _BothVictims(**params)
+    assert_same_decisions(policy, _reference(params), jobs, cluster, seed=5,
+                          min_decisions=50)
     # both answers occur: machines that could make room, and requests that fit nowhere
     assert _BothVictims.checked > _BothVictims.found > 0
+    assert policy.held.readds > 0
+    if rebuild_share > 1:
+        assert policy.held.builds == 1
 
 
 def test_scan_loop_by_hand():

@@ -440,6 +440,13 @@ class ClusterView:
             return float(G.work[gid])
         return float(G.work[gid]) - self.group_progress(gid)
 
+    def group_rows_on(self, machine: int) -> list[tuple[int, int, int]]:
+        """The running and starting groups on ``machine`` as (gid, task, count), in
+        ascending id order: the rows of :class:`RunningGroups` for that machine, without
+        building the arrays."""
+        rows = self._state.groups.rows    # the engine's per-group Python rows
+        return [(g, rows[g][0], rows[g][3]) for g in sorted(self._state.groups_on[machine])]
+
     def machine_groups(self, machine: int) -> tuple[list[list], int]:
         """The opportunistic groups (running or starting) on ``machine`` in ascending id
         order, as new lists [gid, task, count, start_time] (start_time NaN while starting),

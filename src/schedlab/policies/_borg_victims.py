@@ -5,9 +5,9 @@ with numpy, per call); :class:`Victims` takes the same decisions faster, and the
 tests prove it (``tests/validate/test_borg_fast.py``, the pass against the reference pass,
 which uses the plain version). A production task that fits nowhere retries preemption at
 every pass, and almost every retry finds no machine at all, so the speed is in that
-negative answer: the per-machine sums come from ``np.bincount`` (the same additions, in
-the same order, as ``np.add.at``), the per-group details are read only when a machine is
-a candidate, and the scan over machines is one compiled loop.
+negative answer: the per-machine sums are kept across passes (:class:`LowBandHeld`) and
+re-added only on the machines whose groups changed, the per-group details are read only
+when a machine is a candidate, and the scan over machines is one compiled loop.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 from schedlab.cluster.actions import Place, Preempt
 from schedlab.cluster.spec import FIT_TOLERANCE, RESOURCES
 
-__all__ = ["Victims", "VictimsReference"]
+__all__ = ["LowBandHeld", "Victims", "VictimsReference"]
 
 CPU = RESOURCES.index("cpu")
 
@@ -99,39 +99,94 @@ class VictimsReference:
         return False
 
 
+class LowBandHeld:
+    """Per machine and active column, the requests its lower-band groups hold (what
+    evicting all of them would give back): ``VictimsReference.evictable``, kept from pass
+    to pass.
+
+    The first read adds every group with ``np.bincount``; later reads re-add only the
+    machines whose groups changed since (the triggers' ``touched`` and
+    ``machines_changed``, and the machines a pass evicted from), from zero, over the
+    machine's groups in ascending id order. ``np.bincount`` adds each bin's weights in
+    index order (the running groups are in ascending id order), so every row is the same
+    bit for bit as a new table's."""
+
+    #: above this share of the machines changed, one new table costs less than re-adding
+    rebuild_share = 0.25
+
+    def __init__(self, band: np.ndarray, cols: np.ndarray) -> None:
+        self.band, self.cols = band, cols
+        self.evictable: np.ndarray | None = None
+        self.dirty: set[int] = set()
+        self.builds = self.readds = 0      # whole tables, machines re-added
+
+    def note(self, trigger) -> None:
+        """Remember the machines whose groups changed (call at every decision)."""
+        if self.evictable is not None:
+            self.dirty |= trigger.touched
+            self.dirty.update(trigger.machines_changed)
+
+    def read(self, view) -> np.ndarray:
+        """The table, up to date (the caller may change rows it then marks dirty)."""
+        M = view.cluster.n_machines
+        if self.evictable is None or len(self.dirty) > self.rebuild_share * M:
+            self.builds += 1
+            rg = view.running_groups()
+            low = np.flatnonzero(self.band[rg.task] < 2)
+            machine = rg.machine[low]
+            amount = _task_request(view.workload, self.cols)[rg.task[low]] * rg.count[low][:, None]
+            self.evictable = np.empty((M, len(self.cols)))
+            for j in range(len(self.cols)):
+                self.evictable[:, j] = np.bincount(machine, weights=amount[:, j], minlength=M)
+        else:
+            request = _task_request(view.workload, self.cols)
+            band = self.band
+            self.readds += len(self.dirty)
+            for m in self.dirty:
+                row = np.zeros(len(self.cols))
+                for _gid, task, count in view.group_rows_on(m):
+                    if band[task] < 2:
+                        row += request[task] * count
+                self.evictable[m] = row
+        self.dirty = set()
+        return self.evictable
+
+
 class Victims(VictimsReference):
     """:class:`VictimsReference`, with the same tables built for less.
 
-    ``evictable`` per column is ``np.bincount(machine, weights=amount[:, c])``: like
-    ``np.add.at`` into zeros, it adds the rows in index order, so the sums are the same
-    bit for bit. The groups' ids, tasks, start times and opportunistic flags are selected
-    only when some machine could make room (rarely: most retries find none). The scan over
-    machines is a compiled loop with the same test, ``room + evictable + tolerance >=
-    request``, added in the same order (numpy when numba is absent or switched off)."""
+    ``evictable`` is :class:`LowBandHeld`'s table, kept from pass to pass. The groups'
+    ids, tasks, machines, start times and opportunistic flags are selected only when some
+    machine could make room (rarely: most retries find none). The scan over machines is a
+    compiled loop with the same test, ``room + evictable + tolerance >= request``, added in
+    the same order (numpy when numba is absent or switched off)."""
+
+    def __init__(self, view, band: np.ndarray, cols: np.ndarray, held: LowBandHeld) -> None:
+        super().__init__(view, band, cols)
+        self.held = held
 
     def _load(self) -> None:
-        rg = self.view.running_groups()
-        low = np.flatnonzero(self.band[rg.task] < 2)
-        self._rg, self._low = rg, low
-        task, count = rg.task[low], rg.count[low]
-        self.machine, self.count = rg.machine[low], count
-        # the active columns only, gathered from a contiguous (tasks x columns) copy
-        self.amount = _task_request(self.view.workload, self.cols)[task] * count[:, None]
-        M = self.view.cluster.n_machines
-        self.evictable = np.empty((M, len(self.cols)))
-        for j in range(len(self.cols)):
-            self.evictable[:, j] = np.bincount(self.machine, weights=self.amount[:, j],
-                                               minlength=M)
+        self.evictable = self.held.read(self.view)
         self.groups = True
         self._have_details = False
 
     def _details(self) -> None:
         if self._have_details:
             return
-        rg, low = self._rg, self._low
+        rg = self.view.running_groups()
+        low = np.flatnonzero(self.band[rg.task] < 2)
         self.gid, self.task = rg.gid[low], rg.task[low]
+        self.machine, self.count = rg.machine[low], rg.count[low]
         self.start, self.opp = rg.start_time[low], rg.opportunistic[low]
+        self.amount = _task_request(self.view.workload, self.cols)[self.task] \
+            * self.count[:, None]
         self._have_details = True
+
+    def make_room(self, t: int, req, prod_room, other_room, cap, actions) -> bool:
+        placed = super().make_room(t, req, prod_room, other_room, cap, actions)
+        if placed:     # its evictable row changed here: re-add it at the next read
+            self.held.dirty.add(actions[-1].machine)
+        return placed
 
     def _possible(self, req: np.ndarray, prod_room: np.ndarray) -> np.ndarray:
         kernel = _scan_kernel()

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from schedlab.cluster.actions import Place
 from schedlab.cluster.spec import FIT_TOLERANCE, RESOURCES
-from schedlab.policies._borg_victims import Victims, VictimsReference
+from schedlab.policies._borg_victims import LowBandHeld, Victims, VictimsReference
 from schedlab.policies.base import Policy, PolicyParams
 from schedlab.policies.registry import register
 
@@ -62,9 +62,10 @@ class BorgPolicy(Policy):
         with the same request vector (M machines). A request vector (with its band class)
         that fits nowhere is skipped until a machine that may have gained room lists it
         (``view.trigger.freed``), as in FIFO's incremental index.
-        Preemption (:mod:`schedlab.policies._borg_victims`) reads the running groups once
-        per pass that has a production task left over, then scans the M machines once per
-        such task.
+        Preemption (:mod:`schedlab.policies._borg_victims`) keeps the lower-band requests
+        held per machine from pass to pass (re-adding only machines whose groups changed)
+        and scans the M machines once per production task left over; the running groups
+        are read only when some machine could make room.
     Reference
         Verma et al., EuroSys 2015; Reiss et al., the 2011 trace schema; Reiss et al.,
         "Heterogeneity and dynamicity of clouds at scale", SoCC 2012 (requests above
@@ -100,6 +101,7 @@ class BorgPolicy(Policy):
         self.cols = np.flatnonzero(np.isfinite(cluster.capacity).all(axis=0)
                                    & (w.request > 0).any(axis=0))
         self.key_request = w.request[self.key_task][:, self.cols]     # one row per key
+        self.held = LowBandHeld(self.band, self.cols)   # preemption's table, kept across passes
         self.evictions = 0
 
     def timers(self) -> dict[str, float]:
@@ -156,6 +158,7 @@ class BorgPolicy(Policy):
         (earlier classes took the room) would place nothing at its turn: it is blocked
         without ranking (:class:`_FreedRoom`).
         """
+        self.held.note(view.trigger)
         pending = view.pending_tasks()
         if not len(pending):
             return []
@@ -167,7 +170,7 @@ class BorgPolicy(Policy):
         open_ = ~self.blocked[keys]
         cap = view.capacity[:, self.cols]
         actions: list = []
-        victims = Victims(view, self.band, self.cols)
+        victims = Victims(view, self.band, self.cols, self.held)
         first = prod & (open_ | self.params.preempt)
         if first.any():
             order, order_keys = pending[first], keys[first]
@@ -218,6 +221,7 @@ class BorgPolicy(Policy):
         """The plain pass, the reference for :meth:`decide`: the candidates (tasks of classes
         not blocked, and production ones that may preempt) ordered highest band first, FIFO
         within a band, grouped by class at its first task, each class placed in turn."""
+        self.held.note(view.trigger)    # so that a run may switch between the two passes
         pending = view.pending_tasks()
         if not len(pending):
             return []
