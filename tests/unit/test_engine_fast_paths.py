@@ -8,7 +8,8 @@ reference that recomputes it from scratch:
 * ``view.free()`` with ``free_reference()`` and ``view.pending_tasks()`` with
   ``pending_tasks_reference()``, bit for bit;
 * ``view.running_groups()``, whose arrays are shared between calls while the groups are
-  unchanged, with a ``RunningGroups`` built afresh (a new object each call, read-only);
+  unchanged, with a ``RunningGroups`` built afresh (a new object each call, read-only),
+  and ``view.running_groups_on(machines)`` with its rows for those machines;
 * the group table's published arrays with the engine's per-group rows;
 * each machine's ``used`` row with ``used_reference()`` (each class's nominal usage scaled
   by its contention factor) and the live total with the sum of the rows;
@@ -111,6 +112,15 @@ class Checks(Wrapped):
                 with pytest.raises(ValueError):
                     arr[...] = arr
         self.seen.shared_groups += first.task is second.task
+        # a few machines' rows: machine by machine as asked, ascending ids within each
+        some = list(range(view.cluster.n_machines))[::-2]
+        part = view.running_groups_on(some)
+        want_ids = [g for m in some for g in want.gid[want.machine == m].tolist()]
+        assert part.gid.tolist() == want_ids
+        at = {g: i for i, g in enumerate(want.gid.tolist())}
+        pick = [at[g] for g in want_ids]
+        for name in _SNAPSHOT_FIELDS:
+            assert same_value(getattr(part, name), getattr(want, name)[pick]), name
 
     def _group_rows(self, view) -> None:
         st_ = view._state

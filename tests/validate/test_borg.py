@@ -83,5 +83,20 @@ def test_compiled_ranking_matches_numpy():
             req = np.round(rng.uniform(0.01, 0.4, 2), 2)
             b = borg._rank_numpy(room, req, cap, mode, alive, 1)
             for kernel in kernels:
-                a = kernel(room, req, cap, borg._MODES[mode], alive)
-                assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
+                # n: the tasks to place; only the first n machines of the ranking count
+                for n in (1, 3, 12, 50):
+                    a = kernel(room, req, cap, borg._MODES[mode], alive, n)
+                    assert a[0].tolist() == b[0][:n].tolist()
+                    assert a[1].tolist() == b[1][:n].tolist()
+
+
+def test_first_ranks_keep_ties_in_machine_order():
+    # machines 1, 3, 4 and 5 tie on best-fit (0.5 left); 0 is best; 2 has no room
+    room = np.array([[0.3, 0.3], [0.6, 0.6], [0.05, 0.5], [0.6, 0.6], [0.6, 0.6],
+                     [0.6, 0.6]])
+    req, cap, alive = np.array([0.1, 0.1]), np.ones((6, 2)), np.ones(6, dtype=bool)
+    kernels = [borg._rank_loop] + [k for k in [borg._rank_kernel()] if k is not None]
+    for kernel in kernels:
+        assert kernel(room, req, cap, 0, alive, 3)[0].tolist() == [0, 1, 3]
+        assert kernel(room, req, cap, 0, alive, 99)[0].tolist() == [0, 1, 3, 4, 5]
+        assert kernel(room, req, cap, 1, alive, 2)[0].tolist() == [1, 3]

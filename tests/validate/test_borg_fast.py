@@ -116,12 +116,24 @@ class _BothVictims(BorgPolicy):
         return super().decide(view)
 
 
-@pytest.mark.parametrize("compiled, rebuild_share", [(True, 0.25), (False, 0.25),
-                                                     (True, 2.0)])
-def test_victims_tables_equal_plain(compiled, rebuild_share, monkeypatch):
-    """Every pass: the kept table equals a new plain one. With a share of 2.0 the table is
-    built once and then only re-added machine by machine."""
+def _churn(cluster: pd.DataFrame) -> pd.DataFrame:
+    """Machines 1-3 leave while busy; 8 and 9 join late."""
+    cluster = cluster.copy()
+    cluster["add_time"] = [0.0] * 8 + [150.0, 260.0]
+    cluster["remove_time"] = [np.inf, 120.0, 200.0, 310.0] + [np.inf] * 6
+    return cluster
+
+
+@pytest.mark.parametrize("compiled, rebuild_share, churn", [
+    (True, 0.25, False), (False, 0.25, False), (True, 2.0, False), (True, 2.0, True),
+    (False, 2.0, True)])
+def test_victims_tables_equal_plain(compiled, rebuild_share, churn, monkeypatch):
+    """Every pass: the kept table equals a new plain one, and the scan from the changed
+    machines alone finds what a whole scan finds. With a share of 2.0 the table is built
+    once and then only re-added machine by machine; with churn machines come and go."""
     jobs, cluster = _busy_cell(5, n_tasks=500, n_machines=10, priority_p=PREEMPTING)
+    if churn:
+        cluster = _churn(cluster)
     monkeypatch.setattr(_borg_victims.LowBandHeld, "rebuild_share", rebuild_share)
     if not compiled:
         monkeypatch.setattr(_borg_victims, "_KERNEL", [None])       # the numpy scan
@@ -132,7 +144,7 @@ def test_victims_tables_equal_plain(compiled, rebuild_share, monkeypatch):
                           min_decisions=50)
     # both answers occur: machines that could make room, and requests that fit nowhere
     assert _BothVictims.checked > _BothVictims.found > 0
-    assert policy.held.readds > 0
+    assert policy.held.readds > 0 and policy.held.rescans > 0
     if rebuild_share > 1:
         assert policy.held.builds == 1
 
@@ -144,5 +156,11 @@ def test_scan_loop_by_hand():
     room = np.array([[0.5, 0.2], [0.6, 0.5], [1.0, 1.0], [0.9, 0.1], [np.nan, 1.0]])
     evictable = np.array([[0.3, 0.0], [0.1, 0.0], [0.0, 0.0], [0.0, 0.05], [1.0, 0.0]])
     alive = np.array([True, True, False, True, True])
-    got = _borg_victims._scan_loop(room, evictable, np.array([0.8, 0.2]), alive, 1e-9)
+    got = _borg_victims._scan_loop(room, evictable, np.array([0.8, 0.2]), alive, 1e-9,
+                                   np.arange(5))
     assert got.tolist() == [0]
+    # only the rows asked for are looked at
+    for rows, want in (([1, 3, 4], []), ([0, 2], [0]), ([], [])):
+        got = _borg_victims._scan_loop(room, evictable, np.array([0.8, 0.2]), alive, 1e-9,
+                                       np.array(rows, dtype=np.int64))
+        assert got.tolist() == want

@@ -8,6 +8,8 @@ resource (see :data:`RESOURCES`).
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -195,14 +197,15 @@ class RunningGroups:
     __slots__ = ("gid", "task", "machine", "count", "start_time", "alloc_time", "opportunistic",
                  "sticky", "running", "attempt", "v_progress")
 
-    def __init__(self, state: "ViewedState") -> None:
+    def __init__(self, state: "ViewedState", ids: np.ndarray | None = None) -> None:
         G = state.groups
         if G.stale:
             G.publish()
         # the published arrays themselves (the field properties would check ``stale`` each)
         col = G.published
         slot_state = col("state")
-        ids = np.flatnonzero(slot_state != FREE)
+        if ids is None:      # every live group, in ascending id order
+            ids = np.flatnonzero(slot_state != FREE)
         self.gid = ids
         self.task = col("task")[ids]
         self.machine = col("machine")[ids]
@@ -440,12 +443,14 @@ class ClusterView:
             return float(G.work[gid])
         return float(G.work[gid]) - self.group_progress(gid)
 
-    def group_rows_on(self, machine: int) -> list[tuple[int, int, int]]:
-        """The running and starting groups on ``machine`` as (gid, task, count), in
-        ascending id order: the rows of :class:`RunningGroups` for that machine, without
-        building the arrays."""
-        rows = self._state.groups.rows    # the engine's per-group Python rows
-        return [(g, rows[g][0], rows[g][3]) for g in sorted(self._state.groups_on[machine])]
+    def running_groups_on(self, machines: Iterable[int]) -> RunningGroups:
+        """The rows of :meth:`running_groups` on ``machines``: machine by machine in the
+        order given, in ascending id order within a machine (a few machines cost a few
+        rows, not the whole table)."""
+        on = self._state.groups_on
+        ids = np.fromiter(itertools.chain.from_iterable(sorted(on[m]) for m in machines),
+                          dtype=np.int64)
+        return RunningGroups(self._state, ids)
 
     def machine_groups(self, machine: int) -> tuple[list[list], int]:
         """The opportunistic groups (running or starting) on ``machine`` in ascending id

@@ -104,12 +104,12 @@ class LowBandHeld:
     evicting all of them would give back): ``VictimsReference.evictable``, kept from pass
     to pass.
 
-    The first read adds every group with ``np.bincount``; later reads re-add only the
+    The first read adds every group with ``np.bincount``; later reads add again only the
     machines whose groups changed since (the triggers' ``touched`` and
-    ``machines_changed``, and the machines a pass evicted from), from zero, over the
-    machine's groups in ascending id order. ``np.bincount`` adds each bin's weights in
-    index order (the running groups are in ascending id order), so every row is the same
-    bit for bit as a new table's."""
+    ``machines_changed``, and the machines a pass evicted from), from their groups alone.
+    ``np.bincount`` adds each bin's weights from zero in index order, and a machine's
+    groups come in ascending id order either way, so every row is the same bit for bit
+    as a new table's."""
 
     #: above this share of the machines changed, one new table costs less than re-adding
     rebuild_share = 0.25
@@ -119,35 +119,70 @@ class LowBandHeld:
         self.evictable: np.ndarray | None = None
         self.dirty: set[int] = set()
         self.builds = self.readds = 0      # whole tables, machines re-added
+        self.rescans = 0                   # scans of the changed machines alone
+        self.passes = 0
+        #: request (bytes) -> the pass whose scan found no machine for it
+        self.no_machine: dict[bytes, int] = {}
+        self._trigger = None
+        self._changed: np.ndarray | None = None
+        self.evicted_on: set[int] = set()   # machines this pass evicted from
 
     def note(self, trigger) -> None:
         """Remember the machines whose groups changed (call at every decision)."""
+        self.passes += 1
+        self._trigger, self._changed = trigger, None
+        self.evicted_on = set()
         if self.evictable is not None:
             self.dirty |= trigger.touched
             self.dirty.update(trigger.machines_changed)
+
+    def rescan(self, req: np.ndarray) -> np.ndarray | None:
+        """The only machines that may make room for ``req`` if its scan found none at the
+        previous pass (or earlier in this one); None: scan them all.
+
+        A machine's ``room + evictable`` changes between passes only if its groups, its
+        allocation or its life changed (the trigger's ``touched``, ``freed`` and
+        ``machines_changed``). Within a pass, placements only lower its room (a rounded
+        subtraction of a non-negative request never rounds up), and an eviction rewrites
+        it: those machines are looked at again."""
+        since = self.no_machine.get(req.tobytes())
+        self.rescans += since is not None and since >= self.passes - 1
+        if since == self.passes:
+            return np.fromiter(sorted(self.evicted_on), dtype=np.int64)
+        if since != self.passes - 1:
+            return None
+        if self._changed is None:
+            t = self._trigger
+            self._changed = np.fromiter(sorted(t.touched | t.freed | set(t.machines_changed)),
+                                        dtype=np.int64)
+        if not self.evicted_on:
+            return self._changed
+        return np.union1d(self._changed, np.fromiter(self.evicted_on, dtype=np.int64))
+
+    def scanned(self, req: np.ndarray, found: np.ndarray) -> None:
+        if len(found):
+            self.no_machine.pop(req.tobytes(), None)
+        else:
+            self.no_machine[req.tobytes()] = self.passes
 
     def read(self, view) -> np.ndarray:
         """The table, up to date (the caller may change rows it then marks dirty)."""
         M = view.cluster.n_machines
         if self.evictable is None or len(self.dirty) > self.rebuild_share * M:
             self.builds += 1
-            rg = view.running_groups()
-            low = np.flatnonzero(self.band[rg.task] < 2)
-            machine = rg.machine[low]
-            amount = _task_request(view.workload, self.cols)[rg.task[low]] * rg.count[low][:, None]
             self.evictable = np.empty((M, len(self.cols)))
-            for j in range(len(self.cols)):
-                self.evictable[:, j] = np.bincount(machine, weights=amount[:, j], minlength=M)
+            rows = np.arange(M)
+            rg = view.running_groups()
         else:
-            request = _task_request(view.workload, self.cols)
-            band = self.band
             self.readds += len(self.dirty)
-            for m in self.dirty:
-                row = np.zeros(len(self.cols))
-                for _gid, task, count in view.group_rows_on(m):
-                    if band[task] < 2:
-                        row += request[task] * count
-                self.evictable[m] = row
+            rows = np.fromiter(sorted(self.dirty), dtype=np.int64, count=len(self.dirty))
+            rg = view.running_groups_on(rows.tolist())
+        low = np.flatnonzero(self.band[rg.task] < 2)
+        machine = rg.machine[low]
+        amount = _task_request(view.workload, self.cols)[rg.task[low]] * rg.count[low][:, None]
+        for j in range(len(self.cols)):
+            sums = np.bincount(machine, weights=amount[:, j], minlength=M)
+            self.evictable[rows, j] = sums[rows]
         self.dirty = set()
         return self.evictable
 
@@ -159,7 +194,8 @@ class Victims(VictimsReference):
     ids, tasks, machines, start times and opportunistic flags are selected only when some
     machine could make room (rarely: most retries find none). The scan over machines is a
     compiled loop with the same test, ``room + evictable + tolerance >= request``, added in
-    the same order (numpy when numba is absent or switched off)."""
+    the same order (numpy when numba is absent or switched off), over only the machines
+    that changed when the same request found none at the previous pass."""
 
     def __init__(self, view, band: np.ndarray, cols: np.ndarray, held: LowBandHeld) -> None:
         super().__init__(view, band, cols)
@@ -186,14 +222,27 @@ class Victims(VictimsReference):
         placed = super().make_room(t, req, prod_room, other_room, cap, actions)
         if placed:     # its evictable row changed here: re-add it at the next read
             self.held.dirty.add(actions[-1].machine)
+            self.held.evicted_on.add(actions[-1].machine)
         return placed
 
     def _possible(self, req: np.ndarray, prod_room: np.ndarray) -> np.ndarray:
+        """The plain scan's machines, from those that may have changed since a scan for
+        the same request found none (:meth:`LowBandHeld.rescan`), or from all."""
+        rows = self.held.rescan(req)
+        alive = np.asarray(self.view.alive)
         kernel = _scan_kernel()
         if kernel is None:
-            return super()._possible(req, prod_room)
-        return kernel(prod_room, self.evictable, req, np.asarray(self.view.alive),
-                      FIT_TOLERANCE)
+            if rows is None:
+                found = super()._possible(req, prod_room)
+            else:
+                ok = (prod_room[rows] + self.evictable[rows] + FIT_TOLERANCE >= req).all(axis=1)
+                found = rows[ok & alive[rows]]
+        else:
+            if rows is None:
+                rows = np.arange(len(prod_room))
+            found = kernel(prod_room, self.evictable, req, alive, FIT_TOLERANCE, rows)
+        self.held.scanned(req, found)
+        return found
 
 
 _REQUEST: dict = {}
@@ -224,13 +273,13 @@ def _scan_kernel():
     return _KERNEL[0]
 
 
-def _scan_loop(prod_room, evictable, req, alive, tolerance):
-    """The alive machines m with ``prod_room[m] + evictable[m] + tolerance >= req`` in
-    every column, ascending (a NaN compares false, as in numpy)."""
-    M, C = prod_room.shape
-    out = np.empty(M, dtype=np.int64)
+def _scan_loop(prod_room, evictable, req, alive, tolerance, rows):
+    """The alive machines m of ``rows`` (ascending) with ``prod_room[m] + evictable[m] +
+    tolerance >= req`` in every column, ascending (a NaN compares false, as in numpy)."""
+    C = prod_room.shape[1]
+    out = np.empty(len(rows), dtype=np.int64)
     n = 0
-    for m in range(M):
+    for m in rows:
         if not alive[m]:
             continue
         ok = True

@@ -263,7 +263,7 @@ class BorgPolicy(Policy):
         else:
             room_s, cap_s = room, cap
         if kernel is not None and req.any():
-            ranked, counts = kernel(room_s, req, cap_s, _MODES[p], alive)
+            ranked, counts = kernel(room_s, req, cap_s, _MODES[p], alive, len(tasks))
         else:
             ranked, counts = _rank_numpy(room_s, req, cap_s, p, alive, len(tasks))
         if subset is not None:
@@ -330,7 +330,8 @@ _KERNEL: list = []
 
 def _rank_kernel():
     """The same ranking compiled with numba (when installed; ``SCHEDLAB_JIT=0`` turns it
-    off): one pass over the machines instead of several numpy passes. Built at first use."""
+    off): one pass over the machines instead of several numpy passes, and only the first
+    ``n`` ranks sorted. Built at first use."""
     if _KERNEL:
         return _KERNEL[0]
     from schedlab.policies._jit import compiler
@@ -339,7 +340,9 @@ def _rank_kernel():
     return _KERNEL[0]
 
 
-def _rank_loop(room, req, cap, mode, alive):
+def _rank_loop(room, req, cap, mode, alive, n):
+    """:func:`_rank_numpy`'s first ``n`` machines (every one there has room for a task,
+    so ``n`` tasks never go further down the ranking)."""
     M, C = room.shape
     k = np.zeros(M, dtype=np.int64)
     left = np.zeros((M, C))
@@ -368,6 +371,14 @@ def _rank_loop(room, req, cap, mode, alive):
         score = -total
     else:
         score = np.round(np.abs(left[:, 0] - left[:, C - 1]), 6) * 1e3 + total * 1e-3
+    if n < n_ok:
+        # the n lowest (score, machine) pairs: every score up to the n-th lowest, sorted
+        # stably, so ties keep the machines' order as in the whole sort
+        cut = np.partition(score, n - 1)[n - 1]
+        if not np.isnan(cut):
+            near = np.flatnonzero(score <= cut)
+            o = near[np.argsort(score[near], kind="mergesort")][:n]
+            return ok[o], k[o]
     o = np.argsort(score, kind="mergesort")
     return ok[o], k[o]
 

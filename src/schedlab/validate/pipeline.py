@@ -4,10 +4,11 @@ with the classic baselines, write ``validation.csv``, ``calibration_search.csv``
 
 The runs are independent but for one: the validation window's Borg run needs the
 calibrated parameters. So they go to a process pool (:func:`schedlab.executor.execute`,
-every core) in two rounds: the calibration grid with the baselines on both windows, then
-the validation window's Borg run beside the chosen calibration run's figures. Each run is
-deterministic (its seed, its bootstrap seed), so the results do not depend on where or in
-which order they ran.
+every core) in two rounds, one per window: the calibration grid with the baselines on the
+calibration window, then the validation window's Borg run and baselines beside the chosen
+calibration run's figures (the two rounds cost about the same). Each run is deterministic
+(its seed, its bootstrap seed), so the results do not depend on where or in which order
+they ran.
 """
 from __future__ import annotations
 
@@ -99,25 +100,25 @@ def validate_google2011(calibrate_on: WindowSpec, validate_on: WindowSpec,
         small = cal.workload.n_tasks + val.workload.n_tasks < POOL_MIN_TASKS
         workers = 0 if small else default_workers()
     replays = {"calibration": cal, "validation": val}
-    # round 1: the grid on the calibration window, the baselines on both windows
+    # round 1: the grid and the baselines on the calibration window
     t = time.perf_counter()
     points = grid_points(grid)
     first = [_Run(cal, "calibration", "borg", p, 0) for p in points]
-    first += [_Run(rep, name, b, {}, n_boot) for name, rep in replays.items() for b in baselines]
+    first += [_Run(cal, "calibration", b, {}, n_boot) for b in baselines]
     done = _execute(first, workers, say)
     fit = choose(cal, points, [d[0] for d in done[:len(points)]], progress=say)
     say(f"chosen: {fit.params}")
-    timings["calibration_and_baselines"] = time.perf_counter() - t
-    # round 2: the validation window's Borg run, and the chosen run's figures
+    timings["calibration"] = time.perf_counter() - t
+    # round 2: the validation window's Borg run and baselines, the chosen run's figures
     t = time.perf_counter()
-    second = [_Run(val, "validation", "borg", fit.params, n_boot),
-              _Run(cal, "calibration", "borg", fit.params, n_boot, outcome=fit.outcome)]
+    second = [_Run(val, "validation", "borg", fit.params, n_boot)]
+    second += [_Run(val, "validation", b, {}, n_boot) for b in baselines]
+    second += [_Run(cal, "calibration", "borg", fit.params, n_boot, outcome=fit.outcome)]
     last = _execute(second, workers, say)
-    timings["validation_and_figures"] = time.perf_counter() - t
+    timings["validation"] = time.perf_counter() - t
     results = {("calibration", b): done[len(points) + i] for i, b in enumerate(baselines)}
-    results |= {("validation", b): done[len(points) + len(baselines) + i]
-                for i, b in enumerate(baselines)}
-    results[("calibration", "borg")], results[("validation", "borg")] = last[1], last[0]
+    results |= {("validation", b): last[1 + i] for i, b in enumerate(baselines)}
+    results[("calibration", "borg")], results[("validation", "borg")] = last[-1], last[0]
     rows, series, waits = [], {}, {}
     for name in replays:
         for pol in ("borg", *baselines):
