@@ -10,7 +10,8 @@ import pytest
 from schedlab.policies import _borg_victims
 from schedlab.policies._borg_victims import Victims, VictimsReference
 from schedlab.policies.borg import BorgPolicy, _class_order
-from schedlab.testing.same_decisions import assert_same_decisions
+from schedlab.run import simulate
+from schedlab.testing.same_decisions import assert_same_decisions, record_decisions
 
 
 def _reference(params: dict) -> BorgPolicy:
@@ -164,3 +165,32 @@ def test_scan_loop_by_hand():
         got = _borg_victims._scan_loop(room, evictable, np.array([0.8, 0.2]), alive, 1e-9,
                                        np.array(rows, dtype=np.int64))
         assert got.tolist() == want
+
+
+def test_blocked_production_class_finds_room_made_by_an_eviction():
+    """Worked by hand (best-fit, a pass each second). m0 (1 CPU, 1 mem) and m1 (1, 0.95)
+    each run a production task (0.5, 0.5) until t=10 beside a free task: f (0.5, 0.5) on
+    m0, f2 (0.5, 0.45) on m1. At t=1 production a (two tasks of 0.7, 0.1) and b (0.2, 0.6)
+    arrive; neither fits, nor can evict enough. At t=11 both are still blocked (m0 has
+    (0.5, 0.5) free, m1 (0.5, 0.45)), but a can now evict: f from m0 and f2 from m1, leaving
+    (0.3, 0.9) and (0.3, 0.85). Then b fits on both with no eviction, and best fit takes
+    m1 (0.1 + 0.25/0.95 left against 0.1 + 0.3): only a ranking over the machines evicted
+    on finds that; preemption would take the first machine needing no eviction, m0."""
+    jobs = pd.DataFrame([
+        ("p", "0", 0.0, 10.0, 0.5, 0.5, 9), ("p", "1", 0.0, 10.0, 0.5, 0.5, 9),
+        ("f", "0", 0.0, 100.0, 0.5, 0.5, 0), ("f2", "0", 0.0, 100.0, 0.5, 0.45, 0),
+        ("a", "0", 1.0, 50.0, 0.7, 0.1, 9), ("a", "1", 1.0, 50.0, 0.7, 0.1, 9),
+        ("b", "0", 1.0, 50.0, 0.2, 0.6, 9)],
+        columns=["job_id", "task_id", "submit_time", "duration", "cpu", "mem", "priority"])
+    cluster = pd.DataFrame({"machine_id": ["m0", "m1"], "cpu": [1.0, 1.0],
+                            "mem": [1.0, 0.95]})
+    params = {"placement": "best-fit", "interval": 1.0}
+    policy = BorgPolicy(**params)
+    log = record_decisions(policy)
+    simulate(jobs, cluster, policy, seed=0)
+    at_11 = [actions for t, _, actions in log.decisions if t == 11.0 and actions]
+    assert [(type(a).__name__, getattr(a, "task", None), getattr(a, "machine", None))
+            for a in at_11[0]] == [("Preempt", None, None), ("Place", 4, 0),
+                                   ("Preempt", None, None), ("Place", 5, 1), ("Place", 6, 1)]
+    assert_same_decisions(BorgPolicy(**params), _reference(params), jobs, cluster,
+                          min_decisions=3)

@@ -199,7 +199,12 @@ class BorgPolicy(Policy):
     def _run(self, tasks, prod_room, other_room, cap, view, actions, victims) -> None:
         """One equivalence class (its pending tasks in queue order): place what fits, then
         block the class; a production class evicts lower bands for the rest, one task at a
-        time, while that works."""
+        time, while that works.
+
+        A production class still blocked fits on no machine at the start of the pass, and
+        within the pass only an eviction adds room for production: with the fast
+        ``victims`` (:class:`Victims`), it is ranked over the machines evicted on so far in
+        this pass alone, with the same result."""
         t0 = int(tasks[0])
         if self.blocked[self.key[t0]] and not (self.band[t0] == 2 and self.params.preempt):
             return
@@ -207,6 +212,8 @@ class BorgPolicy(Policy):
         req = self.workload.request[t0, self.cols]
         room = prod_room if prod else other_room
         subset = self._via_freed[1] if int(self.key[t0]) in self._via_freed[0] else None
+        if subset is None and self.blocked[self.key[t0]] and isinstance(victims, Victims):
+            subset = np.fromiter(sorted(self.held.evicted_on), dtype=np.int64)
         placed = self._place_run(tasks, req, room, cap, prod, prod_room, other_room,
                                  view, actions, subset)
         if placed < len(tasks):
@@ -256,6 +263,8 @@ class BorgPolicy(Policy):
         """Place as many of ``tasks`` (one request vector) as fit; returns how many.
         ``subset``: the only machines that may have room (ranked alone)."""
         p = self.params.placement
+        if subset is not None and not len(subset):
+            return 0
         kernel = _rank_kernel()
         alive = np.asarray(view.alive)
         if subset is not None:
