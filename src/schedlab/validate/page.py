@@ -10,6 +10,7 @@ import pandas as pd
 from schedlab.policies.borg import BANDS
 from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
 from schedlab.reports.plots import figure_png
+from schedlab.reports.plots.style import PALETTE, new_figure
 
 __all__ = ["aims", "verdicts", "write_outputs"]
 
@@ -81,45 +82,50 @@ def verdicts(rows: pd.DataFrame, window: str = "validation", policy: str = "borg
     return say
 
 
+#: the record in black ("ink") in every figure; each policy in its own colour-blind-safe
+#: colour, the same in every figure of the page
+RECORDED_STYLE = {"color": "#000000", "lw": 2.2, "label": "recorded"}
+
+
+def _policy_style(i: int, name: str) -> dict:
+    return {"color": PALETTE[i % (len(PALETTE) - 2)], "lw": 1.4, "label": name}
+
+
 def _cdf_figure(result, window: str, policies: list[str]):
-    from schedlab.reports.plots import _plt
-    plt = _plt()
     rep = result.replays[window]
     tasks = rep.tasks
-    fig, axes = plt.subplots(1, len(BANDS), figsize=(12, 3.2))
-    for ax, (b, band) in zip(axes, enumerate(BANDS)):
+    fig, axes = new_figure(1, len(BANDS), width=12, row_height=3.4)
+    for ax, (b, band) in zip(axes[0], enumerate(BANDS)):
         sel = (tasks["band"].to_numpy() == b) & (tasks["kind"].to_numpy() == "window")
-        rec = tasks["rec_wait"].to_numpy()[sel]
-        curves = [("recorded", rec)] + [(p, result.waits[(window, p)][sel]) for p in policies]
-        for label, x in curves:
+        curves = [(RECORDED_STYLE, tasks["rec_wait"].to_numpy()[sel])]
+        curves += [(_policy_style(i, p), result.waits[(window, p)][sel])
+                   for i, p in enumerate(policies)]
+        for style, x in curves:
             x = np.sort(x[np.isfinite(x)])
             if len(x):
                 ax.step(np.maximum(x, 1e-2), np.arange(1, len(x) + 1) / len(x), where="post",
-                        label=label, lw=2 if label == "recorded" else 1.2)
+                        **style)
         ax.set_xscale("log")
-        ax.set_title(f"{band}: wait SUBMIT -> first start")
+        ax.set_title(f"{band}: wait SUBMIT -> first start", fontsize=10)
         ax.set_xlabel("seconds (0 shown at 0.01)")
-    axes[0].set_ylabel("share of tasks")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    axes[0, 0].set_ylabel("share of tasks")
+    axes[0, 0].legend(fontsize=8)
     return fig
 
 
 def _series_figure(result, window: str, policies: list[str]):
-    from schedlab.reports.plots import _plt
-    plt = _plt()
     names = ["requested CPU in use", "requested memory in use", "running tasks"]
-    fig, axes = plt.subplots(3, 1, figsize=(12, 7.5), sharex=True)
+    fig, axes = new_figure(3, 1, width=12, row_height=2.5, sharex=True)
     first = result.series[(window, policies[0])]["all"]
     mid = (first.edges[:-1] + first.edges[1:]) / 2 / 3600
-    for k, ax in enumerate(axes):
-        ax.plot(mid, first.recorded[:, k], lw=2, label="recorded", color="black")
-        for p in policies:
-            ax.plot(mid, result.series[(window, p)]["all"].simulated[:, k], lw=1.2, label=p)
+    for k, ax in enumerate(axes[:, 0]):
+        ax.plot(mid, first.recorded[:, k], **RECORDED_STYLE)
+        for i, p in enumerate(policies):
+            ax.plot(mid, result.series[(window, p)]["all"].simulated[:, k],
+                    **_policy_style(i, p))
         ax.set_ylabel(names[k], fontsize=8)
-    axes[0].legend(fontsize=8)
-    axes[-1].set_xlabel("hours since the trace window start (5-minute bins)")
-    fig.tight_layout()
+    axes[0, 0].legend(fontsize=8)
+    axes[-1, 0].set_xlabel("hours since the trace window start (5-minute bins)")
     return fig
 
 
