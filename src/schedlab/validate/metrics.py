@@ -32,13 +32,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from schedlab.cluster.spec import RESOURCES
 from schedlab.policies.borg import BANDS
 
 __all__ = [
     "BIN_SECONDS",
     "ROW_COLUMNS",
     "Series",
+    "CapacityExcess",
     "binned_level",
+    "capacity_excess",
+    "capacity_level",
     "compare_outcome",
     "ks_distance",
     "series_edges",
@@ -111,6 +115,42 @@ def series_edges(start: float, end: float) -> np.ndarray:
     if n < 1:
         return np.array([start, end], dtype=float)
     return start + BIN_SECONDS * np.arange(n + 1, dtype=float)
+
+
+def capacity_level(cluster, edges: np.ndarray) -> np.ndarray:
+    """The CPU and memory capacity of the machines alive, time-averaged per bin of
+    ``edges`` (bins x 2), from each machine's ``add_time`` and ``remove_time``."""
+    start = np.clip(cluster.add_time, edges[0], edges[-1])
+    end = np.clip(cluster.remove_time, edges[0], edges[-1])
+    live = end > start
+    return np.column_stack([binned_level(start[live], end[live], cluster.capacity[live, k],
+                                         edges)
+                            for k in (RESOURCES.index("cpu"), RESOURCES.index("mem"))])
+
+
+@dataclass
+class CapacityExcess:
+    """How far a recorded series of requests in use goes above the cell's capacity."""
+
+    bins: int                 # bins with a recorded level
+    bins_above: int           # ... above the capacity
+    recorded_mean: float
+    capacity_mean: float
+    #: the lowest MAPE that any simulated series at or below capacity can reach: the
+    #: mean over the bins of max(recorded - capacity, 0) / recorded
+    mape_floor: float
+
+
+def capacity_excess(recorded: np.ndarray, capacity: np.ndarray) -> CapacityExcess:
+    """``recorded`` (a level per bin) against ``capacity`` (per bin). A replay that never
+    places requests beyond capacity has a simulated level at or below it in every bin, so
+    its MAPE is at least ``mape_floor``."""
+    ok = recorded > 0
+    rec, cap = recorded[ok], capacity[ok]
+    floor = float(np.mean(np.maximum(rec - cap, 0.0) / rec)) if ok.any() else float("nan")
+    return CapacityExcess(int(ok.sum()), int((rec > cap).sum()),
+                          float(rec.mean()) if ok.any() else float("nan"),
+                          float(cap.mean()) if ok.any() else float("nan"), floor)
 
 
 @dataclass

@@ -11,8 +11,9 @@ from schedlab.policies.borg import BANDS
 from schedlab.reports.html import Section, image_html, paragraph, table_html, write_html
 from schedlab.reports.plots import figure_png
 from schedlab.reports.plots.style import PALETTE, new_figure
+from schedlab.validate.metrics import CapacityExcess, capacity_excess, capacity_level
 
-__all__ = ["aims", "verdicts", "write_outputs"]
+__all__ = ["aims", "cpu_excess", "verdicts", "write_outputs"]
 
 
 def _row(rows: pd.DataFrame, window: str, policy: str, band: str, metric: str):
@@ -50,9 +51,11 @@ def aims(rows: pd.DataFrame, window: str = "validation", policy: str = "borg") -
     return pd.DataFrame(out)
 
 
-def verdicts(rows: pd.DataFrame, window: str = "validation", policy: str = "borg") -> list[str]:
-    """Plain sentences: where the simulator is close and where it is not, and why when the
-    mechanism was measured."""
+def verdicts(rows: pd.DataFrame, window: str = "validation", policy: str = "borg", *,
+             cpu_excess: CapacityExcess | None = None) -> list[str]:
+    """Plain sentences: where the simulator is close and where it is not, with the measured
+    mechanism where there is one (``cpu_excess``: the recorded requested CPU in use against
+    the cell's capacity), and otherwise the likely one, said as such."""
     say = []
     for band in BANDS:
         m, ks = (_row(rows, window, policy, band, x) for x in ("wait_median", "wait_ks"))
@@ -64,21 +67,32 @@ def verdicts(rows: pd.DataFrame, window: str = "validation", policy: str = "borg
         p99 = _row(rows, window, policy, band, "wait_p99")
         if p99 is not None and p99["simulated"] < 0.5 * p99["recorded"]:
             say.append(f"{band}: the recorded wait tail (p99 {p99['recorded']:.0f} s) is far "
-                       f"longer than the simulated one ({p99['simulated']:.0f} s). The replay "
-                       "places by requests only: placement constraints, which the excerpt does "
-                       "not describe, and Borg's own scheduling latency are not in it.")
+                       f"longer than the simulated one ({p99['simulated']:.0f} s). Likely "
+                       "causes, not measured here: the replay places by requests only, and "
+                       "placement constraints, which the excerpt does not describe, and "
+                       "Borg's own scheduling latency are not in it.")
         ev = _row(rows, window, policy, band, "evictions")
         if ev is not None and ev["recorded"] > 2 * max(ev["simulated"], 1):
             say.append(f"{band}: {ev['recorded']:.0f} evictions recorded, {ev['simulated']:.0f} "
                        "simulated. In the simulation a task is evicted only by a production "
-                       "task that needs its room or by a machine that leaves; the record also "
-                       "evicts for usage (resource reclamation, machine overload), which a "
-                       "replay by requests cannot see.")
+                       "task that needs its room or by a machine that leaves; the trace's "
+                       "schema also names evictions for usage (resource reclamation, machine "
+                       "overload), which a replay by requests cannot see (not measured "
+                       "here: the excerpt's usage is not read).")
     cpu = _row(rows, window, policy, "all", "cpu_in_use")
     if cpu is not None:
         say.append(f"requested CPU in use: recorded mean {cpu['recorded']:.1f}, simulated "
                    f"{cpu['simulated']:.1f} (machine capacity units); MAPE {cpu['error']:.1%} "
                    f"[{cpu['ci_low']:.1%}, {cpu['ci_high']:.1%}].")
+    e = cpu_excess
+    if e is not None and e.bins_above:
+        say.append(f"Measured: the recorded requests in use exceed the cell's CPU capacity in "
+                   f"{e.bins_above} of {e.bins} 5-minute bins (mean {e.recorded_mean:.0f} "
+                   f"against a capacity of {e.capacity_mean:.0f}, "
+                   f"{e.recorded_mean / e.capacity_mean - 1:+.1%}): the cell ran requests "
+                   "above capacity. A replay that places requests only within capacity (borg "
+                   "with overcommit 1, FIFO) cannot follow it there: its MAPE is at least "
+                   f"{e.mape_floor:.1%}.")
     return say
 
 
@@ -129,6 +143,16 @@ def _series_figure(result, window: str, policies: list[str]):
     return fig
 
 
+def cpu_excess(result, window: str) -> CapacityExcess | None:
+    """The recorded requested CPU in use (all bands) of ``window`` against the capacity of
+    the machines alive, per 5-minute bin."""
+    series = next((s["all"] for (w, _p), s in result.series.items() if w == window), None)
+    if series is None:
+        return None
+    capacity = capacity_level(result.replays[window].cluster, series.edges)
+    return capacity_excess(series.recorded[:, 0], capacity[:, 0])
+
+
 def write_outputs(result, out: Path, *, command: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     rows = result.rows
@@ -138,7 +162,7 @@ def write_outputs(result, out: Path, *, command: str) -> list[Path]:
     policies = list(dict.fromkeys(rows["policy"]))
     head = Section("headline", "How close is the simulator?")
     head.add(table_html(aims(rows)))
-    for s in verdicts(rows):
+    for s in verdicts(rows, cpu_excess=cpu_excess(result, "validation")):
         head.add(paragraph(s))
     notes = [n for r in result.replays.values() for n in r.notes]
     for n in notes:
