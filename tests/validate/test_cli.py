@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from schedlab.cli.main import app
@@ -72,3 +73,28 @@ def test_unknown_baseline(tmp_path, tiny_trace):
                                 "--validate-on", f"{tiny_trace / 'task_events'}:1",
                                 "--baselines", "fifo,nope", "--out", str(tmp_path / "o")))
     assert "unknown policy 'nope'" in line
+
+
+def test_overcommit_widens_the_search_and_the_rerun_command(tiny_trace, tmp_path,
+                                                          numpy_ranking):
+    out = tmp_path / "out"
+    res = _run("--calibrate-on", f"{tiny_trace / 'task_events'}:0",
+               "--validate-on", f"{tiny_trace / 'task_events'}:1",
+               "--machine-events", str(tiny_trace / "machine_events"),
+               "--overcommit", "1,1.5,1", "--baselines", "fifo,drf", "--boot", "5",
+               "--out", str(out))
+    assert res.exit_code == 0, res.output
+    search = pd.read_csv(out / "calibration_search.csv")
+    # three placement scores x two factors (the repeated 1 counts once)
+    assert len(search) == 6 and sorted(set(search["overcommit"])) == [1.0, 1.5]
+    assert set(pd.read_csv(out / "validation.csv")["policy"]) == {"borg", "fifo", "drf"}
+    page = (out / "validation.html").read_text()
+    assert "--baselines fifo,drf --boot 5 --overcommit 1,1.5,1" in page
+
+
+@pytest.mark.parametrize("factors", ["0.5", "1,x", "5"])
+def test_bad_overcommit(tmp_path, tiny_trace, factors):
+    line = _one_error_line(_run("--calibrate-on", f"{tiny_trace / 'task_events'}:0",
+                                "--validate-on", f"{tiny_trace / 'task_events'}:1",
+                                "--overcommit", factors, "--out", str(tmp_path / "o")))
+    assert "--overcommit" in line and "from 1 to 4" in line

@@ -9,6 +9,7 @@ import typer
 
 from schedlab.cli._common import EXIT_CODES_HELP, console, fail, interrupted
 from schedlab.errors import InputError
+from schedlab.validate.calibrate import DEFAULT_GRID
 
 __all__ = ["validate_app"]
 
@@ -21,6 +22,22 @@ def _default(sub: str) -> str:
     return str(default_traces_dir() / "google-2011" / sub)
 
 
+def _factors(text: str) -> list[float]:
+    """``--overcommit``'s factors, in the order given (duplicates dropped)."""
+    out: list[float] = []
+    for part in text.split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            value = float("nan")
+        if not 1.0 <= value <= 4.0:
+            raise InputError(f"--overcommit: {part.strip()!r} is not a factor from 1 to 4",
+                             expected="comma-separated numbers from 1 to 4, e.g. 1,1.25")
+        if value not in out:
+            out.append(value)
+    return out
+
+
 @validate_app.command("google-2011", epilog=EXIT_CODES_HELP)
 def google_2011(
     calibrate_on: Optional[str] = typer.Option(None, "--calibrate-on", help="Calibration window: a task_events DIR or DIR:A-B (default: parts 0-4 of the shared excerpt)."),
@@ -29,6 +46,7 @@ def google_2011(
     out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
     baselines: str = typer.Option("fifo", "--baselines", help="Classic baselines compared the same way, comma-separated (fifo,capacity,fair,drf,tetris), or 'none'."),
     boot: int = typer.Option(200, "--boot", min=0, help="Bootstrap draws per figure."),
+    overcommit: str = typer.Option("1", "--overcommit", help="CPU over-commit factors of non-production work that the calibration search tries, comma-separated, each 1-4 (e.g. 1,1.25; each adds a replay per placement score)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace another validation in --out."),
 ) -> None:
     """Fit the Borg-like policy on the calibration window, replay the validation window, and
@@ -45,13 +63,14 @@ def google_2011(
                              expected="another --out, or --overwrite")
         cal = parse_window(calibrate_on or _default("task_events") + ":0-4")
         val = parse_window(validate_on or _default("task_events") + ":5-9")
+        grid = {**DEFAULT_GRID, "overcommit": _factors(overcommit)}
         names = () if baselines.strip() == "none" else tuple(
             b.strip() for b in baselines.split(",") if b.strip())
         from schedlab.policies.registry import policy_class
         for b in names:
             policy_class(b)
         result = validate_google2011(cal, val, machine_events or _default("machine_events"),
-                                     baselines=names, n_boot=boot,
+                                     baselines=names, n_boot=boot, grid=grid,
                                      progress=lambda m: console.print(m))
     except InputError as exc:
         fail(exc)
@@ -61,6 +80,9 @@ def google_2011(
            + (f" --calibrate-on {calibrate_on}" if calibrate_on else "")
            + (f" --validate-on {validate_on}" if validate_on else "")
            + (f" --machine-events {machine_events}" if machine_events else "")
+           + (f" --baselines {baselines}" if baselines != "fifo" else "")
+           + (f" --boot {boot}" if boot != 200 else "")
+           + (f" --overcommit {overcommit}" if grid["overcommit"] != [1.0] else "")
            + f" --out {out}")
     files = write_outputs(result, out, command=cmd)
     result.timings["total"] = time.perf_counter() - t
