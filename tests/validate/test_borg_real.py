@@ -13,13 +13,14 @@ from schedlab.workload.traces.base import default_traces_dir
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("placement", ["worst-fit", "best-fit"])
-def test_pass_equals_reference_on_part_0(placement):
+@pytest.mark.parametrize("placement, overcommit", [("worst-fit", 1.0), ("best-fit", 1.0),
+                                                    ("worst-fit", 1.25)])
+def test_pass_equals_reference_on_part_0(placement, overcommit):
     root = default_traces_dir() / "google-2011"
     if not (root / "machine_events").exists():
         pytest.fail(f"the Google 2011 excerpt is not at {root}; set SCHEDLAB_TRACES")
     replay = load_replay(parse_window(f"{root / 'task_events'}:0"), root / "machine_events")
-    params = {"placement": placement, "interval": 2.0}
+    params = {"placement": placement, "overcommit": overcommit, "interval": 2.0}
     fast = BorgPolicy(**params)
     plain = BorgPolicy(**params)
     plain.decide = plain.decide_reference

@@ -51,8 +51,12 @@ class VictimsReference:
         return np.flatnonzero((prod_room + self.evictable + FIT_TOLERANCE >= req).all(axis=1)
                               & self.view.alive)
 
-    def _details(self) -> None:
-        """Make sure the per-group rows (gid, task, start, opp) are read."""
+    def _rows_on(self, m: int) -> tuple[np.ndarray, ...]:
+        """The lower-band groups on machine ``m``, in ascending id order: (gid, task,
+        start time, opportunistic, requests held)."""
+        rows = np.flatnonzero(self.machine == m)
+        return (self.gid[rows], self.task[rows], self.start[rows], self.opp[rows],
+                self.amount[rows])
 
     def make_room(self, t: int, req, prod_room, other_room, cap, actions) -> bool:
         """Evict lower-band groups from one machine so that task ``t`` fits, and place it."""
@@ -62,35 +66,34 @@ class VictimsReference:
         possible = self._possible(req, prod_room)
         if not len(possible):
             return False
-        self._details()
         # the machine needing the least eviction: the most room already
         need = np.maximum(req - prod_room[possible], 0) / np.where(cap[possible] > 0,
                                                                   cap[possible], 1.0)
         cpu = np.flatnonzero(self.cols == CPU)
+        prio = self.view.workload.priority
         for m in possible[np.argsort(need.sum(axis=1), kind="stable")][:3].tolist():
-            rows = np.flatnonzero(self.machine == m)
-            rows = [r for r in rows.tolist() if int(self.gid[r]) not in self.taken]
+            gid, task, start, opp, amount = self._rows_on(m)
+            rows = [r for r in range(len(gid)) if int(gid[r]) not in self.taken]
             # lowest priority first, then the most recently started
-            prio = self.view.workload.priority
-            rows.sort(key=lambda r: (prio[self.task[r]], -self.start[r]))
+            rows.sort(key=lambda r: (prio[task[r]], -start[r]))
             room = prod_room[m].copy()
             chosen = []
             for r in rows:
                 if (room + FIT_TOLERANCE >= req).all():
                     break
                 chosen.append(r)
-                gain = self.amount[r].copy()
-                if self.opp[r]:
+                gain = amount[r].copy()
+                if opp[r]:
                     gain[cpu] = 0.0       # opportunistic CPU was never in production's room
                 room += gain
             if not (room + FIT_TOLERANCE >= req).all():
                 continue
             for r in chosen:
-                actions.append(Preempt(int(self.gid[r]), outcome="evicted", requeue=True,
+                actions.append(Preempt(int(gid[r]), outcome="evicted", requeue=True,
                                        reason="production task needs room"))
-                self.taken.add(int(self.gid[r]))
-                self.evictable[m] -= self.amount[r]
-                other_room[m] += self.amount[r]
+                self.taken.add(int(gid[r]))
+                self.evictable[m] -= amount[r]
+                other_room[m] += amount[r]
             prod_room[m] = room - req
             other_room[m] -= req
             actions.append(Place(t, m, 1))
@@ -191,8 +194,8 @@ class Victims(VictimsReference):
     """:class:`VictimsReference`, with the same tables built for less.
 
     ``evictable`` is :class:`LowBandHeld`'s table, kept from pass to pass. The groups'
-    ids, tasks, machines, start times and opportunistic flags are selected only when some
-    machine could make room (rarely: most retries find none). The scan over machines is a
+    ids, tasks, start times and opportunistic flags are read only for the machines that
+    could make room, from their groups alone. The scan over machines is a
     compiled loop with the same test, ``room + evictable + tolerance >= request``, added in
     the same order (numpy when numba is absent or switched off), over only the machines
     that changed when the same request found none at the previous pass."""
@@ -204,19 +207,20 @@ class Victims(VictimsReference):
     def _load(self) -> None:
         self.evictable = self.held.read(self.view)
         self.groups = True
-        self._have_details = False
+        self._on: dict[int, tuple[np.ndarray, ...]] = {}
 
-    def _details(self) -> None:
-        if self._have_details:
-            return
-        rg = self.view.running_groups()
-        low = np.flatnonzero(self.band[rg.task] < 2)
-        self.gid, self.task = rg.gid[low], rg.task[low]
-        self.machine, self.count = rg.machine[low], rg.count[low]
-        self.start, self.opp = rg.start_time[low], rg.opportunistic[low]
-        self.amount = _task_request(self.view.workload, self.cols)[self.task] \
-            * self.count[:, None]
-        self._have_details = True
+    def _rows_on(self, m: int) -> tuple[np.ndarray, ...]:
+        """The plain rows for machine ``m``, read from its groups alone (the view does not
+        change within a pass, so they are kept for the pass)."""
+        got = self._on.get(m)
+        if got is None:
+            rg = self.view.running_groups_on([m])
+            low = np.flatnonzero(self.band[rg.task] < 2)
+            task, count = rg.task[low], rg.count[low]
+            amount = _task_request(self.view.workload, self.cols)[task] * count[:, None]
+            got = self._on[m] = (rg.gid[low], task, rg.start_time[low], rg.opportunistic[low],
+                                 amount)
+        return got
 
     def make_room(self, t: int, req, prod_room, other_room, cap, actions) -> bool:
         placed = super().make_room(t, req, prod_room, other_room, cap, actions)
