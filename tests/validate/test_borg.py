@@ -100,3 +100,27 @@ def test_first_ranks_keep_ties_in_machine_order():
         assert kernel(room, req, cap, 0, alive, 3)[0].tolist() == [0, 1, 3]
         assert kernel(room, req, cap, 0, alive, 99)[0].tolist() == [0, 1, 3, 4, 5]
         assert kernel(room, req, cap, 1, alive, 2)[0].tolist() == [1, 3]
+
+
+def test_preemption_skips_machines_whose_victims_give_no_cpu():
+    """Worked by hand (best-fit, over-commit 2, a pass each second). Production q holds
+    0.7 CPU on m0-m2 and q3 0.5 on m3. At t=1 three free tasks o (0.5 CPU, 0.5 mem) go on
+    m0-m2, beyond their allocated CPU: opportunistic. At t=2 free f (0.5, 0.5) fits only m3,
+    as regular work. At t=3 production p (0.5, 0.1) fits nowhere (0.3 CPU free on m0-m2, 0
+    on m3). Evicting an o gives production no CPU (opportunistic CPU was never in its room),
+    so m0-m2 cannot make room; evicting f from m3 can. p starts at t=3 on m3, not after
+    the first task ends at t=1001."""
+    rows = [("q", str(i), 0.0, 1000.0, 0.7, 0.1, 9) for i in range(3)]
+    rows += [("q3", "0", 0.0, 1000.0, 0.5, 0.1, 9)]
+    rows += [("o", str(i), 1.0, 1000.0, 0.5, 0.5, 0) for i in range(3)]
+    rows += [("f", "0", 2.0, 1000.0, 0.5, 0.5, 0), ("p", "0", 3.0, 100.0, 0.5, 0.1, 9)]
+    jobs = pd.DataFrame(rows, columns=["job_id", "task_id", "submit_time", "duration", "cpu",
+                                       "mem", "priority"])
+    cluster = pd.DataFrame({"machine_id": [f"m{i}" for i in range(4)], "cpu": [1.0] * 4,
+                            "mem": [1.0] * 4})
+    res = schedlab.simulate(jobs, cluster, "borg", seed=0,
+                            params={"placement": "best-fit", "overcommit": 2.0, "interval": 1.0})
+    a = res.attempts.set_index(["task", "start_time"])
+    assert bool(a.loc[(4, 1.0), "opportunistic"]) and not bool(a.loc[(7, 2.0), "opportunistic"])
+    assert a.loc[(7, 2.0), "outcome_name"] == "evicted" and a.loc[(7, 2.0), "end_time"] == 3.0
+    assert a.loc[(8, 3.0), "machine"] == 3

@@ -24,6 +24,10 @@ CPU = RESOURCES.index("cpu")
 class VictimsReference:
     """Lower-band running groups per machine, read once per decision when needed.
 
+    ``evictable`` is, per machine, the room that evicting all of them would give production:
+    their requests, without the CPU of opportunistic groups (over-commit), which was never
+    in production's room. A machine is tried only where that room is enough.
+
     Assumptions: ``band`` is the policy's band per task (2 = production); ``cols`` the
     active resource columns (the rooms' columns). Evicted groups go back to the queue."""
 
@@ -41,8 +45,9 @@ class VictimsReference:
         self.machine, self.count = rg.machine[low], rg.count[low]
         self.start, self.opp = rg.start_time[low], rg.opportunistic[low]
         amount = w.request[self.task][:, self.cols] * self.count[:, None]
+        self.gives = _gives(amount, self.opp, self.cols)
         self.evictable = np.zeros((self.view.cluster.n_machines, len(self.cols)))
-        np.add.at(self.evictable, self.machine, amount)
+        np.add.at(self.evictable, self.machine, self.gives)
         self.amount = amount
         self.groups = True
 
@@ -53,10 +58,10 @@ class VictimsReference:
 
     def _rows_on(self, m: int) -> tuple[np.ndarray, ...]:
         """The lower-band groups on machine ``m``, in ascending id order: (gid, task,
-        start time, opportunistic, requests held)."""
+        start time, requests held, room each would give production)."""
         rows = np.flatnonzero(self.machine == m)
-        return (self.gid[rows], self.task[rows], self.start[rows], self.opp[rows],
-                self.amount[rows])
+        return (self.gid[rows], self.task[rows], self.start[rows], self.amount[rows],
+                self.gives[rows])
 
     def make_room(self, t: int, req, prod_room, other_room, cap, actions) -> bool:
         """Evict lower-band groups from one machine so that task ``t`` fits, and place it."""
@@ -69,10 +74,9 @@ class VictimsReference:
         # the machine needing the least eviction: the most room already
         need = np.maximum(req - prod_room[possible], 0) / np.where(cap[possible] > 0,
                                                                   cap[possible], 1.0)
-        cpu = np.flatnonzero(self.cols == CPU)
         prio = self.view.workload.priority
         for m in possible[np.argsort(need.sum(axis=1), kind="stable")][:3].tolist():
-            gid, task, start, opp, amount = self._rows_on(m)
+            gid, task, start, amount, gives = self._rows_on(m)
             rows = [r for r in range(len(gid)) if int(gid[r]) not in self.taken]
             # lowest priority first, then the most recently started
             rows.sort(key=lambda r: (prio[task[r]], -start[r]))
@@ -82,17 +86,14 @@ class VictimsReference:
                 if (room + FIT_TOLERANCE >= req).all():
                     break
                 chosen.append(r)
-                gain = amount[r].copy()
-                if opp[r]:
-                    gain[cpu] = 0.0       # opportunistic CPU was never in production's room
-                room += gain
+                room += gives[r]
             if not (room + FIT_TOLERANCE >= req).all():
                 continue
             for r in chosen:
                 actions.append(Preempt(int(gid[r]), outcome="evicted", requeue=True,
                                        reason="production task needs room"))
                 self.taken.add(int(gid[r]))
-                self.evictable[m] -= amount[r]
+                self.evictable[m] -= gives[r]
                 other_room[m] += amount[r]
             prod_room[m] = room - req
             other_room[m] -= req
@@ -103,9 +104,8 @@ class VictimsReference:
 
 
 class LowBandHeld:
-    """Per machine and active column, the requests its lower-band groups hold (what
-    evicting all of them would give back): ``VictimsReference.evictable``, kept from pass
-    to pass.
+    """Per machine and active column, the room that evicting all its lower-band groups
+    would give production: ``VictimsReference.evictable``, kept from pass to pass.
 
     The first read adds every group with ``np.bincount``; later reads add again only the
     machines whose groups changed since (the triggers' ``touched`` and
@@ -183,6 +183,7 @@ class LowBandHeld:
         low = np.flatnonzero(self.band[rg.task] < 2)
         machine = rg.machine[low]
         amount = _task_request(view.workload, self.cols)[rg.task[low]] * rg.count[low][:, None]
+        amount = _gives(amount, rg.opportunistic[low], self.cols)
         for j in range(len(self.cols)):
             sums = np.bincount(machine, weights=amount[:, j], minlength=M)
             self.evictable[rows, j] = sums[rows]
@@ -218,8 +219,8 @@ class Victims(VictimsReference):
             low = np.flatnonzero(self.band[rg.task] < 2)
             task, count = rg.task[low], rg.count[low]
             amount = _task_request(self.view.workload, self.cols)[task] * count[:, None]
-            got = self._on[m] = (rg.gid[low], task, rg.start_time[low], rg.opportunistic[low],
-                                 amount)
+            got = self._on[m] = (rg.gid[low], task, rg.start_time[low], amount,
+                                 _gives(amount, rg.opportunistic[low], self.cols))
         return got
 
     def make_room(self, t: int, req, prod_room, other_room, cap, actions) -> bool:
@@ -247,6 +248,16 @@ class Victims(VictimsReference):
             found = kernel(prod_room, self.evictable, req, alive, FIT_TOLERANCE, rows)
         self.held.scanned(req, found)
         return found
+
+
+def _gives(amount: np.ndarray, opportunistic: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """What evicting each group gives production: its requests, but no CPU for an
+    opportunistic group (its CPU was never in the allocation production sees)."""
+    gives = amount.copy()
+    cpu = np.flatnonzero(cols == CPU)
+    if len(cpu):
+        gives[np.asarray(opportunistic, dtype=bool), cpu[0]] = 0.0
+    return gives
 
 
 _REQUEST: dict = {}

@@ -51,10 +51,13 @@ class BorgPolicy(Policy):
         ``mix`` (least stranded resources: the smallest gap between the CPU and memory
         fractions left, then best fit), the three schemes of §3.2. A production task that
         fits nowhere evicts lower-band tasks from one machine, lowest priority and most
-        recently started first (§2.5: "prod jobs may preempt non-prod"). With
+        recently started first (§2.5: "prod jobs may preempt non-prod"), among the
+        machines where evicting them all would make room (of the three needing the least
+        eviction). With
         ``overcommit`` > 1, non-production tasks may be placed against ``overcommit`` times
         a machine's CPU (§5.5, resource reclamation); the part beyond the machine's capacity
-        is opportunistic work, which yields CPU to production work. Memory is never
+        is opportunistic work, which yields CPU to production work (so evicting it gives
+        production no CPU). Memory is never
         over-committed. With ``interval`` > 0 the pending queue is scanned only every
         ``interval`` seconds (Borg's scheduler works in passes over the queue, §3.4).
     Complexity
