@@ -27,7 +27,9 @@ def test_tiny_excerpt_end_to_end(tiny_trace, tmp_path, numpy_ranking):
     assert set(rows["window"]) == {"calibration", "validation"}
     assert set(rows["policy"]) == {"borg", "fifo"}
     search = pd.read_csv(out / "calibration_search.csv")
-    assert len(search) == 3 and search["chosen"].sum() >= 1
+    # three placement scores x over-commit 1 and 1.25
+    assert len(search) == 6 and search["chosen"].sum() >= 1
+    assert sorted(set(search["overcommit"])) == [1.0, 1.25]
     page = (out / "validation.html").read_text()
     assert "How close is the simulator?" in page and "data:image/png;base64" in page
     # validation window (part 1) replays with part 0 as history: j1/2 and j2/0 are no longer

@@ -46,7 +46,7 @@ def google_2011(
     out: Path = typer.Option(..., "--out", "-o", help="Output directory."),
     baselines: str = typer.Option("fifo", "--baselines", help="Classic baselines compared the same way, comma-separated (fifo,capacity,fair,drf,tetris), or 'none'."),
     boot: int = typer.Option(200, "--boot", min=0, help="Bootstrap draws per figure."),
-    overcommit: str = typer.Option("1", "--overcommit", help="CPU over-commit factors of non-production work that the calibration search tries, comma-separated, each 1-4 (e.g. 1,1.25; each adds a replay per placement score)."),
+    overcommit: str = typer.Option("1,1.25", "--overcommit", help="CPU over-commit factors of non-production work that the calibration search tries, comma-separated, each 1-4 (each adds a replay per placement score; 1 alone: no over-commit)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace another validation in --out."),
 ) -> None:
     """Fit the Borg-like policy on the calibration window, replay the validation window, and
@@ -82,7 +82,8 @@ def google_2011(
            + (f" --machine-events {machine_events}" if machine_events else "")
            + (f" --baselines {baselines}" if baselines != "fifo" else "")
            + (f" --boot {boot}" if boot != 200 else "")
-           + (f" --overcommit {overcommit}" if grid["overcommit"] != [1.0] else "")
+           + (f" --overcommit {overcommit}"
+              if grid["overcommit"] != DEFAULT_GRID["overcommit"] else "")
            + f" --out {out}")
     files = write_outputs(result, out, command=cmd)
     result.timings["total"] = time.perf_counter() - t
