@@ -2,7 +2,8 @@
 calibrate, 5-9 validate, the shared machine_events), timed step by step.
 
 Prints the wall time of each step (loading both windows with their history; the
-calibration grid with the baselines; the validation window's Borg run with the figures),
+calibration window's grid and baselines; the validation window's fitted Borg run and
+baselines, with the chosen calibration run's figures),
 the time of every single replay, the CPU time of this process (the pool's workers are
 not its children), and the peak RSS; ``--baselines`` as in the command (default fifo), ``--boot`` the
 bootstrap draws.
