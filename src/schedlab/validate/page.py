@@ -12,6 +12,7 @@ from schedlab.reports.html import Section, image_html, paragraph, table_html, wr
 from schedlab.reports.plots import figure_png
 from schedlab.reports.plots.style import PALETTE, new_figure
 from schedlab.validate.metrics import CapacityExcess, capacity_excess, capacity_level
+from schedlab.validate.windows import EVICTION_NEAR
 
 __all__ = ["aims", "cpu_excess", "verdicts", "write_outputs"]
 
@@ -52,10 +53,12 @@ def aims(rows: pd.DataFrame, window: str = "validation", policy: str = "borg") -
 
 
 def verdicts(rows: pd.DataFrame, window: str = "validation", policy: str = "borg", *,
-             cpu_excess: CapacityExcess | None = None) -> list[str]:
+             cpu_excess: CapacityExcess | None = None,
+             eviction_sources: dict[str, dict[str, int]] | None = None) -> list[str]:
     """Plain sentences: where the simulator is close and where it is not, with the measured
     mechanism where there is one (``cpu_excess``: the recorded requested CPU in use against
-    the cell's capacity), and otherwise the likely one, said as such."""
+    the cell's capacity; ``eviction_sources``: what was scheduled where the record evicted,
+    :func:`.windows.eviction_sources`), and otherwise the likely one, said as such."""
     say = []
     for band in BANDS:
         m, ks = (_row(rows, window, policy, band, x) for x in ("wait_median", "wait_ks"))
@@ -73,12 +76,33 @@ def verdicts(rows: pd.DataFrame, window: str = "validation", policy: str = "borg
                        "Borg's own scheduling latency are not in it.")
         ev = _row(rows, window, policy, band, "evictions")
         if ev is not None and ev["recorded"] > 2 * max(ev["simulated"], 1):
-            say.append(f"{band}: {ev['recorded']:.0f} evictions recorded, {ev['simulated']:.0f} "
-                       "simulated. In the simulation a task is evicted only by a production "
-                       "task that needs its room or by a machine that leaves; the trace's "
-                       "schema also names evictions for usage (resource reclamation, machine "
-                       "overload), which a replay by requests cannot see (not measured "
-                       "here: the excerpt's usage is not read).")
+            text = (f"{band}: {ev['recorded']:.0f} evictions recorded, "
+                    f"{ev['simulated']:.0f} simulated. In the simulation a task is evicted "
+                    "only by a production task that needs its room or by a machine that "
+                    "leaves.")
+            src = (eviction_sources or {}).get(band)
+            if src and src["evictions"]:
+                n, mid, prod = src["evictions"], src["middle"], src["production"]
+                near = f"within {EVICTION_NEAR:g} s of a task scheduled on the same machine"
+                if band == "free":
+                    text += (f" Measured in the record: of its {n} evictions, {mid} "
+                             f"({mid / n:.0%}) came {near} from the middle band and {prod} "
+                             f"({prod / n:.0%}) from production. Middle-band work preempts "
+                             "the free band there; this policy lets only production "
+                             "preempt.")
+                else:
+                    text += (f" Measured in the record: of its {n} evictions, {prod} "
+                             f"({prod / n:.0%}) came {near} from production.")
+                rest = n - mid - prod
+                text += (f" The other {rest} ({rest / n:.0%}) came with no higher-band task "
+                         "starting there; the trace's schema also names evictions for usage "
+                         "(resource reclamation, machine overload), which a replay by "
+                         "requests cannot see (not measured: the excerpt has no task usage).")
+            else:
+                text += (" The trace's schema also names evictions for usage (resource "
+                         "reclamation, machine overload), which a replay by requests cannot "
+                         "see (not measured: the excerpt has no task usage).")
+            say.append(text)
     cpu = _row(rows, window, policy, "all", "cpu_in_use")
     if cpu is not None:
         say.append(f"requested CPU in use: recorded mean {cpu['recorded']:.1f}, simulated "
@@ -162,7 +186,8 @@ def write_outputs(result, out: Path, *, command: str) -> list[Path]:
     policies = list(dict.fromkeys(rows["policy"]))
     head = Section("headline", "How close is the simulator?")
     head.add(table_html(aims(rows)))
-    for s in verdicts(rows, cpu_excess=cpu_excess(result, "validation")):
+    for s in verdicts(rows, cpu_excess=cpu_excess(result, "validation"),
+                      eviction_sources=result.replays["validation"].eviction_sources):
         head.add(paragraph(s))
     notes = [n for r in result.replays.values() for n in r.notes]
     for n in notes:

@@ -40,7 +40,7 @@ import polars as pl
 
 from schedlab.cluster.spec import ClusterSpec
 from schedlab.errors import InputError
-from schedlab.policies.borg import band_of
+from schedlab.policies.borg import BANDS, band_of
 from schedlab.workload.job import Workload
 from schedlab.workload.traces.google2011 import (
     _attempts,
@@ -155,6 +155,9 @@ class Replay:
     in the window), ``rec_evictions`` (EVICT events in the window), ``give_up`` (time after
     which a still-pending task is dropped; NaN for tasks that ran). ``attempts`` holds the
     recorded attempts cut to the window (``task`` row, ``start``, ``end``).
+    ``eviction_sources``: per band, the EVICT events in the window and how many came with a
+    higher-band task scheduled on the same machine within :data:`EVICTION_NEAR` seconds,
+    by the highest such band (:func:`eviction_sources`).
     """
 
     window: WindowSpec
@@ -165,6 +168,40 @@ class Replay:
     tasks: pd.DataFrame
     attempts: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    eviction_sources: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+#: seconds between an EVICT and a SCHEDULE on the same machine that count as one preemption
+EVICTION_NEAR = 1.0
+
+
+def eviction_sources(ev: pl.DataFrame, near: float = EVICTION_NEAR) -> dict[str, dict[str, int]]:
+    """Per band of the evicted task: ``evictions`` (EVICT events with a machine), and how
+    many of them came with a task of a higher band scheduled on the same machine within
+    ``near`` seconds, counted under the highest such band (``middle`` or ``production``).
+    ``ev`` holds events with ``t`` (seconds), ``event_type``, ``priority`` and
+    ``machine_id``."""
+    band = pl.col("priority").map_batches(lambda s: pl.Series(band_of(s.to_numpy())),
+                                          return_dtype=pl.Int8)
+    placed = ev.filter(pl.col("machine_id").is_not_null())
+    evicted = placed.filter(pl.col("event_type") == EVICT).select(
+        "t", "machine_id", band.alias("band")).with_row_index("i")
+    started = placed.filter(pl.col("event_type") == SCHEDULE).select(
+        pl.col("t").alias("t_start"), "machine_id", band.alias("by"))
+    near_by = (evicted.join(started, on="machine_id")
+               .filter(((pl.col("t_start") - pl.col("t")).abs() <= near)
+                       & (pl.col("by") > pl.col("band")))
+               .group_by("i").agg(pl.col("by").max()))
+    counts = (evicted.join(near_by, on="i", how="left").group_by("band", "by").len())
+    out: dict[str, dict[str, int]] = {}
+    for b, name in enumerate(BANDS):
+        mine = counts.filter(pl.col("band") == b)
+        if mine.height:
+            row = {"evictions": int(mine["len"].sum())}
+            for k, higher in ((1, "middle"), (2, "production")):
+                row[higher] = int(mine.filter(pl.col("by") == k)["len"].sum())
+            out[name] = row
+    return out
 
 
 def _history(window: WindowSpec, extra_dirs: list[Path]) -> tuple[list[Path], list[str]]:
@@ -201,7 +238,7 @@ def load_replay(window: WindowSpec, machine_events: str | Path, *,
     hist, notes = _history(window, history_dirs or [])
     n_hist = len(hist)
     report = TraceReport(window.text, "google2011")
-    ev = read_task_events([*hist, *window.parts], report=report)
+    ev = read_task_events([*hist, *window.parts], report=report, machines=True)
     if ev.height == 0:
         raise InputError("no task events in this window", file=window.text)
     ev = ev.with_columns((pl.col("time").cast(pl.Float64) / 1e6 - 600.0).clip(lower_bound=0.0)
@@ -218,8 +255,9 @@ def load_replay(window: WindowSpec, machine_events: str | Path, *,
     cluster = _cluster(machine_events)
     workload = Workload.from_frame(_workload_frame(tasks), source=window.text, row_offset=1,
                                    validated=False)
+    sources = eviction_sources(ev.filter(~pl.col("pre")))
     return Replay(window, t0, t1, workload, cluster, tasks.drop(columns=["cpu", "mem"]),
-                  attempts, notes)
+                  attempts, notes, sources)
 
 
 def _per_task(ev: pl.DataFrame, t0: float, t1: float, *, have_history: bool

@@ -82,7 +82,7 @@ __all__ = ["read_task_events", "rebuild_tasks", "read_google2011", "google_summa
 
 
 def _read_task_part(path: Path, file_index: int, lenient: bool,
-                    report: TraceReport) -> pl.DataFrame:
+                    report: TraceReport, machines: bool = False) -> pl.DataFrame:
     policy = RowPolicy(str(path), lenient=lenient, report=report)
     lines = read_lines(path)
     report.add_rows_read(lines.height)
@@ -98,21 +98,25 @@ def _read_task_part(path: Path, file_index: int, lenient: bool,
         frame = policy.reject(frame, frame[col] < 0, reason=f"negative {col}", column=col,
                               message=lambda r, c=col: f"negative request {r[c]}",
                               expected="a normalized request >= 0")
-    return frame.drop("machine_id").with_columns(pl.lit(file_index, pl.UInt16).alias("_file"))
+    if not machines:
+        frame = frame.drop("machine_id")
+    return frame.with_columns(pl.lit(file_index, pl.UInt16).alias("_file"))
 
 
 def read_task_events(parts: list[Path], *, lenient: bool = False,
-                     report: TraceReport | None = None) -> pl.DataFrame:
-    """All task events of ``parts`` as one typed polars frame (plus ``_file``, ``_line``)."""
+                     report: TraceReport | None = None, machines: bool = False) -> pl.DataFrame:
+    """All task events of ``parts`` as one typed polars frame (plus ``_file``, ``_line``);
+    with ``machines``, also each event's ``machine_id`` (null where the trace has none)."""
     report = report or TraceReport()
     # polars releases the GIL: parts are decompressed and parsed in parallel threads
     workers = min(len(parts), os.cpu_count() or 1)
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            frames = list(pool.map(lambda ip: _read_task_part(ip[1], ip[0], lenient, report),
-                                   enumerate(parts)))
+            frames = list(pool.map(
+                lambda ip: _read_task_part(ip[1], ip[0], lenient, report, machines),
+                enumerate(parts)))
     else:
-        frames = [_read_task_part(p, i, lenient, report) for i, p in enumerate(parts)]
+        frames = [_read_task_part(p, i, lenient, report, machines) for i, p in enumerate(parts)]
     events = pl.concat(frames) if frames else pl.DataFrame()
     counts = events.group_by("event_type").len().sort("event_type")
     report.count("events", events.height)
