@@ -31,6 +31,7 @@ What a replay holds (:class:`Replay`)
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,27 +181,33 @@ def eviction_sources(ev: pl.DataFrame, near: float = EVICTION_NEAR) -> dict[str,
     many of them came with a task of a higher band scheduled on the same machine within
     ``near`` seconds, counted under the highest such band (``middle`` or ``production``).
     ``ev`` holds events with ``t`` (seconds), ``event_type``, ``priority`` and
-    ``machine_id``."""
+    ``machine_id``. Each eviction looks up the nearest SCHEDULE of each higher band on its
+    machine (an as-of join: no pairs of events are formed)."""
     band = pl.col("priority").map_batches(lambda s: pl.Series(band_of(s.to_numpy())),
                                           return_dtype=pl.Int8)
-    placed = ev.filter(pl.col("machine_id").is_not_null())
+    placed = ev.filter(pl.col("machine_id").is_not_null()).with_columns(band.alias("band"))
     evicted = placed.filter(pl.col("event_type") == EVICT).select(
-        "t", "machine_id", band.alias("band")).with_row_index("i")
-    started = placed.filter(pl.col("event_type") == SCHEDULE).select(
-        pl.col("t").alias("t_start"), "machine_id", band.alias("by"))
-    near_by = (evicted.join(started, on="machine_id")
-               .filter(((pl.col("t_start") - pl.col("t")).abs() <= near)
-                       & (pl.col("by") > pl.col("band")))
-               .group_by("i").agg(pl.col("by").max()))
-    counts = (evicted.join(near_by, on="i", how="left").group_by("band", "by").len())
+        "t", "machine_id", "band").sort("t")
+    for b, name in ((2, "production"), (1, "middle")):
+        started = placed.filter((pl.col("event_type") == SCHEDULE) & (pl.col("band") == b)
+                                ).select(pl.col("t").alias(f"t_{name}"), "machine_id",
+                                         pl.col("t").alias("t_key")).sort("t_key")
+        with warnings.catch_warnings():
+            # both sides are sorted by time, so within each machine too; polars cannot
+            # check that with ``by`` and says so
+            warnings.simplefilter("ignore", UserWarning)
+            evicted = evicted.join_asof(started, left_on="t", right_on="t_key",
+                                        by="machine_id", strategy="nearest",
+                                        tolerance=near).drop("t_key")
+    prod = pl.col("t_production").is_not_null() & (pl.col("band") < 2)
+    mid = pl.col("t_middle").is_not_null() & (pl.col("band") < 1) & ~prod
+    counts = evicted.group_by("band").agg(pl.len().alias("evictions"),
+                                          mid.sum().alias("middle"),
+                                          prod.sum().alias("production"))
     out: dict[str, dict[str, int]] = {}
-    for b, name in enumerate(BANDS):
-        mine = counts.filter(pl.col("band") == b)
-        if mine.height:
-            row = {"evictions": int(mine["len"].sum())}
-            for k, higher in ((1, "middle"), (2, "production")):
-                row[higher] = int(mine.filter(pl.col("by") == k)["len"].sum())
-            out[name] = row
+    for row in counts.sort("band").iter_rows(named=True):
+        out[BANDS[row["band"]]] = {k: int(row[k]) for k in ("evictions", "middle",
+                                                            "production")}
     return out
 
 
