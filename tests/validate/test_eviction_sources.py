@@ -43,10 +43,12 @@ def test_the_page_says_what_was_measured():
     sources = {"free": {"evictions": 100, "middle": 70, "production": 5},
                "middle": {"evictions": 40, "middle": 0, "production": 10}}
     free, middle = [s for s in verdicts(rows, eviction_sources=sources) if "evictions" in s]
-    assert "of its 100 evictions, 70 (70%) came within 1 s" in free
+    assert ("of the window's 100 EVICT events in this band (any task), 70 (70%) came "
+            "within 1 s") in free
     assert "and 5 (5%) from production" in free and "The other 25 (25%)" in free
     assert "only production preempt" in free
-    assert "of its 40 evictions, 10 (25%) came within 1 s" in middle
+    assert ("of the window's 40 EVICT events in this band (any task), 10 (25%) came "
+            "within 1 s") in middle
     assert "The other 30 (75%)" in middle and "only production" not in middle
     # without the measurement the likely cause is said as such
     plain = [s for s in verdicts(rows) if "evictions" in s]

@@ -85,14 +85,16 @@ def verdicts(rows: pd.DataFrame, window: str = "validation", policy: str = "borg
                 n, mid, prod = src["evictions"], src["middle"], src["production"]
                 near = f"within {EVICTION_NEAR:g} s of a task scheduled on the same machine"
                 if band == "free":
-                    text += (f" Measured in the record: of its {n} evictions, {mid} "
-                             f"({mid / n:.0%}) came {near} from the middle band and {prod} "
+                    text += (f" Measured in the record: of the window's {n} EVICT events in "
+                             f"this band (any task), {mid} ({mid / n:.0%}) came {near} from "
+                             f"the middle band and {prod} "
                              f"({prod / n:.0%}) from production. Middle-band work preempts "
                              "the free band there; this policy lets only production "
                              "preempt.")
                 else:
-                    text += (f" Measured in the record: of its {n} evictions, {prod} "
-                             f"({prod / n:.0%}) came {near} from production.")
+                    text += (f" Measured in the record: of the window's {n} EVICT events in "
+                             f"this band (any task), {prod} ({prod / n:.0%}) came {near} "
+                             "from production.")
                 rest = n - mid - prod
                 text += (f" The other {rest} ({rest / n:.0%}) came with no higher-band task "
                          "starting there; the trace's schema also names evictions for usage "
