@@ -280,12 +280,8 @@ _KERNEL: list = []
 def _scan_kernel():
     """:func:`_scan_loop` compiled with numba (None without it or with ``SCHEDLAB_JIT=0``).
     Built at first use."""
-    if _KERNEL:
-        return _KERNEL[0]
-    from schedlab.policies._jit import compiler
-    jit = compiler()
-    _KERNEL.append(None if jit is None else jit(_scan_loop))
-    return _KERNEL[0]
+    from schedlab.policies._jit import compile_once
+    return compile_once(_KERNEL, _scan_loop)
 
 
 def _scan_loop(prod_room, evictable, req, alive, tolerance, rows):

@@ -11,7 +11,7 @@ import os
 from types import ModuleType
 from typing import Callable
 
-__all__ = ["jit_enabled", "compiler", "compiled_module"]
+__all__ = ["jit_enabled", "compile_once", "compiler", "compiled_module"]
 
 
 def jit_enabled() -> bool:
@@ -28,6 +28,16 @@ def compiler() -> Callable | None:
     except ImportError:
         return None
     return numba.njit(cache=True, nogil=True)
+
+
+def compile_once(cache: list, fn: Callable) -> Callable | None:
+    """``fn`` compiled by :func:`compiler` (None without it), built at the first call and
+    kept in ``cache``, a module's one-item list (a test may fill it with None to take the
+    uncompiled path)."""
+    if not cache:
+        jit = compiler()
+        cache.append(None if jit is None else jit(fn))
+    return cache[0]
 
 
 def compiled_module(name: str) -> ModuleType | None:

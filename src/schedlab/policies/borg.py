@@ -349,12 +349,8 @@ def _rank_kernel():
     """The same ranking compiled with numba (when installed; ``SCHEDLAB_JIT=0`` turns it
     off): one pass over the machines instead of several numpy passes, and only the first
     ``n`` ranks sorted. Built at first use."""
-    if _KERNEL:
-        return _KERNEL[0]
-    from schedlab.policies._jit import compiler
-    jit = compiler()
-    _KERNEL.append(None if jit is None else jit(_rank_loop))
-    return _KERNEL[0]
+    from schedlab.policies._jit import compile_once
+    return compile_once(_KERNEL, _rank_loop)
 
 
 def _rank_loop(room, req, cap, mode, alive, n):
